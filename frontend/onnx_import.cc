@@ -1,0 +1,542 @@
+#include "frontend/onnx_import.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "frontend/tensor_proto.h"
+#include "graph/op_def.h"
+#include "graph/shape_inference.h"
+#include "graph/status_macros.h"
+#include "onnx/onnx_pb.h"
+
+namespace gcomp::frontend {
+namespace {
+
+// Opset in which each supported default-domain op first appeared in the form gcomp reads.
+const std::map<std::string, int64_t>& SupportedOps() {
+  static const auto* ops = new std::map<std::string, int64_t>{
+      {"Add", 7}, {"Attention", 23}, {"AveragePool", 7}, {"BatchNormalization", 7}, {"Cast", 6},
+      {"Clip", 6}, {"Concat", 4}, {"Constant", 1}, {"ConstantOfShape", 9}, {"Conv", 1},
+      {"Div", 7}, {"Dropout", 7}, {"Equal", 7}, {"Erf", 9}, {"Exp", 6}, {"Expand", 8},
+      {"Flatten", 1}, {"Gather", 1}, {"Gelu", 20}, {"Gemm", 7}, {"GlobalAveragePool", 1},
+      {"Identity", 1}, {"LayerNormalization", 17}, {"MatMul", 1}, {"MaxPool", 1}, {"Mul", 7},
+      {"Neg", 6}, {"Pad", 2}, {"Pow", 7}, {"Range", 11}, {"Reciprocal", 6}, {"ReduceMean", 1},
+      {"ReduceSum", 1}, {"Relu", 6}, {"Reshape", 5}, {"Shape", 1}, {"Sigmoid", 6}, {"Slice", 1},
+      {"Softmax", 1}, {"Split", 2}, {"Sqrt", 6}, {"Squeeze", 1}, {"Sub", 7}, {"Tanh", 6},
+      {"Transpose", 1}, {"Unsqueeze", 1}, {"Where", 9}};
+  return *ops;
+}
+
+bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+std::string NodeLabel(const onnx::NodeProto& n, const std::string& name) {
+  return absl::StrCat("node '", name, "' (", n.op_type(), ")");
+}
+
+absl::StatusOr<AttrValue> ConvertAttribute(const onnx::AttributeProto& a, const std::string& base_dir) {
+  using A = onnx::AttributeProto;
+  int type = a.type();
+  if (type == A::UNDEFINED) {  // very old exporters leave `type` unset
+    if (a.has_f()) type = A::FLOAT;
+    else if (a.has_i()) type = A::INT;
+    else if (a.has_s()) type = A::STRING;
+    else if (a.has_t()) type = A::TENSOR;
+    else if (a.floats_size()) type = A::FLOATS;
+    else if (a.ints_size()) type = A::INTS;
+    else if (a.strings_size()) type = A::STRINGS;
+  }
+  switch (type) {
+    case A::FLOAT: return AttrValue(a.f());
+    case A::INT: return AttrValue(static_cast<int64_t>(a.i()));
+    case A::STRING: return AttrValue(a.s());
+    case A::FLOATS: return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case A::INTS: return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::STRINGS: return AttrValue(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case A::TENSOR: {
+      ASSIGN_OR_RETURN(Tensor t, TensorFromProto(a.t(), base_dir));
+      return AttrValue(std::move(t));
+    }
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("attribute '", a.name(), "' has type ", type,
+                                                     " (graphs, sparse tensors and type protos are not supported)"));
+  }
+}
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, std::string source, std::string base_dir)
+      : model_(model), source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  absl::StatusOr<std::unique_ptr<Graph>> Run();
+
+ private:
+  absl::Status Fail(const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", what));
+  }
+  absl::Status NodeFail(const onnx::NodeProto& n, const std::string& name, const std::string& what) const {
+    return Fail(absl::StrCat(NodeLabel(n, name), ": ", what));
+  }
+  absl::Status ReadOpsets();
+  absl::Status CheckSupported(const std::vector<std::string>& names);
+  absl::Status AddInputs();
+  absl::StatusOr<std::vector<size_t>> TopologicalOrder(const std::vector<std::string>& names);
+  absl::Status ConvertNode(const onnx::NodeProto& n, const std::string& name);
+  absl::Status ConvertConstant(const onnx::NodeProto& n, const std::string& name);
+  absl::StatusOr<Value*> Input(const onnx::NodeProto& n, const std::string& name, int i);
+  // Integer values of a constant input (initializer or Constant node output).
+  absl::StatusOr<std::optional<std::vector<int64_t>>> ConstInts(const onnx::NodeProto& n, const std::string& name,
+                                                                 int i, const char* what);
+  absl::StatusOr<Value*> MakeConst(const std::string& base, Tensor t);
+  absl::StatusOr<Value*> NewValue(const std::string& base);
+  absl::StatusOr<Node*> Emit(const std::string& op, const std::string& name, const std::string& origin,
+                             std::vector<Value*> ins, std::vector<Value*> outs, Attributes attrs);
+
+  const onnx::ModelProto& model_;
+  std::string source_;
+  std::string base_dir_;
+  int64_t opset_ = 0;
+  std::unique_ptr<Graph> g_ = std::make_unique<Graph>();
+};
+
+absl::Status Importer::ReadOpsets() {
+  bool found = false;
+  for (const auto& os : model_.opset_import()) {
+    if (IsDefaultDomain(os.domain())) {
+      opset_ = os.version();
+      found = true;
+    }
+  }
+  if (!found) {
+    if (model_.opset_import_size() == 0 && model_.ir_version() > 0 && model_.ir_version() < 3) {
+      opset_ = 1;
+    } else if (model_.opset_import_size() == 0) {
+      return Fail("model imports no opset, expected the default ONNX domain at opset 7 to 23");
+    }
+  }
+  if (found && (opset_ < kMinOpset || opset_ > kMaxOpset)) {
+    return Fail(absl::StrCat("model imports default-domain opset ", opset_, ", expected ", kMinOpset, " to ", kMaxOpset,
+                             opset_ > kMaxOpset ? " (newer than supported)" : " (older than supported)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::CheckSupported(const std::vector<std::string>& names) {
+  std::vector<std::string> problems;
+  const auto& graph = model_.graph();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& n = graph.node(i);
+    std::string label = NodeLabel(n, names[i]);
+    if (!IsDefaultDomain(n.domain())) {
+      problems.push_back(absl::StrCat(label, " in domain '", n.domain(), "': unsupported domain",
+                                      n.domain() == "com.microsoft" ? " (ONNX Runtime contrib op)" : ""));
+      continue;
+    }
+    if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear" || n.op_type() == "QLinearConv" ||
+        n.op_type() == "QLinearMatMul") {
+      problems.push_back(absl::StrCat(label, ": quantized (Q/DQ) graphs are not supported"));
+      continue;
+    }
+    auto it = SupportedOps().find(n.op_type());
+    if (it == SupportedOps().end()) {
+      problems.push_back(absl::StrCat(label, ": unsupported op"));
+    } else if (it->second > opset_) {
+      problems.push_back(absl::StrCat(label, ": needs opset ", it->second, ", the model imports opset ", opset_));
+    }
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(source_, ": ", problems.size(), " unsupported node",
+                                               problems.size() == 1 ? "" : "s", ":\n  ",
+                                               absl::StrJoin(problems, "\n  ")));
+}
+
+absl::Status Importer::AddInputs() {
+  const auto& graph = model_.graph();
+  for (const auto& init : graph.initializer()) {
+    if (init.name().empty()) return Fail("an initializer has no name");
+    auto t = TensorFromProto(init, base_dir_);
+    if (!t.ok()) return Fail(std::string(t.status().message()));
+    auto v = g_->AddConstant(init.name(), std::move(*t));
+    if (!v.ok()) return Fail(absl::StrCat("initializer '", init.name(), "': ", v.status().message()));
+  }
+  if (graph.sparse_initializer_size() > 0) return Fail("sparse initializers are not supported");
+  for (const auto& in : graph.input()) {
+    if (g_->FindValue(in.name())) continue;  // an initializer listed as input (IR < 4)
+    if (!in.type().has_tensor_type()) {
+      return Fail(absl::StrCat("graph input '", in.name(), "' is not a tensor"));
+    }
+    const auto& tt = in.type().tensor_type();
+    auto dtype = DTypeFromOnnx(tt.elem_type());
+    if (!dtype) {
+      return Fail(absl::StrCat("graph input '", in.name(), "' has element type ", OnnxTypeName(tt.elem_type()),
+                               ", expected a supported type (float, float16, bfloat16, int64, ...)"));
+    }
+    if (!tt.has_shape()) return Fail(absl::StrCat("graph input '", in.name(), "' has no shape (rank unknown)"));
+    Shape shape;
+    for (int d = 0; d < tt.shape().dim_size(); ++d) {
+      const auto& dim = tt.shape().dim(d);
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0) {
+          return Fail(absl::StrCat("graph input '", in.name(), "' has negative dimension ", dim.dim_value(),
+                                   " at axis ", d));
+        }
+        shape.emplace_back(dim.dim_value());
+      } else {
+        std::string sym = dim.has_dim_param() && !dim.dim_param().empty()
+                              ? dim.dim_param()
+                              : absl::StrCat("unk_", in.name(), "_", d);
+        if (std::find(g_->symbols.begin(), g_->symbols.end(), sym) == g_->symbols.end()) g_->symbols.push_back(sym);
+        shape.push_back(Dim::Symbol(sym));
+      }
+    }
+    auto v = g_->AddInput(in.name(), *dtype, shape);
+    if (!v.ok()) return Fail(absl::StrCat("graph input: ", v.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<size_t>> Importer::TopologicalOrder(const std::vector<std::string>& names) {
+  const auto& graph = model_.graph();
+  std::map<std::string, size_t> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& out : graph.node(i).output()) {
+      if (out.empty()) continue;
+      if (g_->FindValue(out)) {
+        return Fail(absl::StrCat(NodeLabel(graph.node(i), names[i]), ": output '", out,
+                                 "' is already a graph input or initializer"));
+      }
+      auto [it, inserted] = producer.emplace(out, i);
+      if (!inserted) {
+        return Fail(absl::StrCat("value '", out, "' is produced by both ", NodeLabel(graph.node(it->second), names[it->second]),
+                                 " and ", NodeLabel(graph.node(i), names[i])));
+      }
+    }
+  }
+  size_t n = graph.node_size();
+  std::vector<std::vector<size_t>> users(n);
+  std::vector<size_t> pending(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& node = graph.node(static_cast<int>(i));
+    for (const auto& in : node.input()) {
+      if (in.empty()) continue;
+      auto it = producer.find(in);
+      if (it != producer.end()) {
+        users[it->second].push_back(i);
+        ++pending[i];
+      } else if (!g_->FindValue(in)) {
+        return Fail(absl::StrCat(NodeLabel(node, names[i]), ": input '", in,
+                                 "' is not produced by any node, initializer or graph input"));
+      }
+    }
+  }
+  std::vector<size_t> order, ready;
+  for (size_t i = n; i-- > 0;) {
+    if (pending[i] == 0) ready.push_back(i);
+  }
+  while (!ready.empty()) {
+    size_t i = ready.back();
+    ready.pop_back();
+    order.push_back(i);
+    for (size_t u : users[i]) {
+      if (--pending[u] == 0) ready.push_back(u);
+    }
+  }
+  if (order.size() != n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (pending[i]) {
+        return Fail(absl::StrCat("the graph has a cycle through ", NodeLabel(graph.node(static_cast<int>(i)), names[i])));
+      }
+    }
+  }
+  return order;
+}
+
+absl::StatusOr<Value*> Importer::Input(const onnx::NodeProto& n, const std::string& name, int i) {
+  if (i >= n.input_size() || n.input(i).empty()) return nullptr;
+  Value* v = g_->FindValue(n.input(i));
+  if (!v) return NodeFail(n, name, absl::StrCat("input '", n.input(i), "' is not defined"));
+  return v;
+}
+
+absl::StatusOr<std::optional<std::vector<int64_t>>> Importer::ConstInts(const onnx::NodeProto& n,
+                                                                         const std::string& name, int i,
+                                                                         const char* what) {
+  ASSIGN_OR_RETURN(Value * v, Input(n, name, i));
+  if (!v) return std::optional<std::vector<int64_t>>();
+  if (!v->is_constant()) {
+    return NodeFail(n, name, absl::StrCat(what, " input '", v->name, "' must be a constant (initializer or Constant)"));
+  }
+  if (IsFloat(v->constant->dtype())) {
+    return NodeFail(n, name, absl::StrCat(what, " input '", v->name, "' has dtype ", DTypeName(v->constant->dtype()),
+                                          ", expected i64"));
+  }
+  return std::optional<std::vector<int64_t>>(v->constant->ToI64());
+}
+
+absl::StatusOr<Value*> Importer::MakeConst(const std::string& base, Tensor t) {
+  return g_->AddConstant(g_->UniqueValueName(base), std::move(t));
+}
+
+absl::StatusOr<Value*> Importer::NewValue(const std::string& base) {
+  return g_->AddValue(g_->UniqueValueName(base), DType::kF32, {});
+}
+
+absl::StatusOr<Node*> Importer::Emit(const std::string& op, const std::string& name, const std::string& origin,
+                                     std::vector<Value*> ins, std::vector<Value*> outs, Attributes attrs) {
+  auto node = g_->AddNode(op, name, std::move(ins), std::move(outs), std::move(attrs));
+  if (!node.ok()) return Fail(std::string(node.status().message()));
+  (*node)->def = FindOp(op);
+  (*node)->origin = {origin};
+  if (!(*node)->def) return absl::InternalError(absl::StrCat("op table has no entry for ", op));
+  return *node;
+}
+
+absl::Status Importer::ConvertConstant(const onnx::NodeProto& n, const std::string& name) {
+  if (n.output_size() != 1) return NodeFail(n, name, absl::StrCat("has ", n.output_size(), " outputs, expected 1"));
+  if (n.attribute_size() != 1) {
+    return NodeFail(n, name, absl::StrCat("has ", n.attribute_size(), " attributes, expected exactly one value attribute"));
+  }
+  const auto& a = n.attribute(0);
+  Tensor t;
+  if (a.name() == "value") {
+    if (a.type() != onnx::AttributeProto::TENSOR && !a.has_t()) {
+      return NodeFail(n, name, "attribute 'value' is not a tensor");
+    }
+    auto r = TensorFromProto(a.t(), base_dir_);
+    if (!r.ok()) return NodeFail(n, name, std::string(r.status().message()));
+    t = std::move(*r);
+  } else if (a.name() == "value_float") {
+    t = Tensor::FromF32({}, {a.f()});
+  } else if (a.name() == "value_floats") {
+    t = Tensor::FromF32({a.floats_size()}, std::vector<float>(a.floats().begin(), a.floats().end()));
+  } else if (a.name() == "value_int") {
+    t = Tensor::FromI64({}, {a.i()});
+  } else if (a.name() == "value_ints") {
+    t = Tensor::FromI64({a.ints_size()}, std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+  } else {
+    return NodeFail(n, name, absl::StrCat("attribute '", a.name(), "' is not supported (string and sparse constants are out of scope)"));
+  }
+  auto v = g_->AddConstant(n.output(0), std::move(t));
+  if (!v.ok()) return NodeFail(n, name, std::string(v.status().message()));
+  return absl::OkStatus();
+}
+
+absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& name) {
+  const std::string& op = n.op_type();
+  if (op == "Constant") return ConvertConstant(n, name);
+
+  Attributes attrs;
+  for (const auto& a : n.attribute()) {
+    auto v = ConvertAttribute(a, base_dir_);
+    if (!v.ok()) return NodeFail(n, name, std::string(v.status().message()));
+    attrs.Set(a.name(), std::move(*v));
+  }
+  std::vector<Value*> ins;
+  for (int i = 0; i < n.input_size(); ++i) {
+    ASSIGN_OR_RETURN(Value * v, Input(n, name, i));
+    ins.push_back(v);
+  }
+  std::vector<Value*> outs;
+  for (const auto& o : n.output()) {
+    if (o.empty()) {
+      outs.push_back(nullptr);
+      continue;
+    }
+    auto v = g_->AddValue(o, DType::kF32, {});
+    if (!v.ok()) return NodeFail(n, name, std::string(v.status().message()));
+    outs.push_back(*v);
+  }
+  while (!outs.empty() && outs.back() == nullptr) outs.pop_back();
+  auto extra_outputs_used = [&](size_t keep) {
+    for (size_t k = keep; k < outs.size(); ++k) {
+      if (outs[k]) return true;
+    }
+    return false;
+  };
+  auto trim_inputs = [&](size_t keep) { ins.resize(std::min(ins.size(), keep)); };
+  auto axes_to_attr = [&](int input_index, const char* attr) -> absl::Status {
+    ASSIGN_OR_RETURN(auto axes, ConstInts(n, name, input_index, attr));
+    if (axes) attrs.Set(attr, *axes);
+    trim_inputs(static_cast<size_t>(input_index));
+    return absl::OkStatus();
+  };
+  std::string ir_op = op;
+
+  if (op == "Cast") {
+    int64_t to = attrs.GetInt("to", -1);
+    auto t = DTypeFromOnnx(static_cast<int32_t>(to));
+    if (!t) return NodeFail(n, name, absl::StrCat("casts to ", OnnxTypeName(static_cast<int32_t>(to)), ", expected a supported type"));
+    attrs.Set("to", std::string(DTypeName(*t)));
+  } else if (op == "Squeeze" || op == "Unsqueeze") {
+    if (opset_ >= 13) RETURN_IF_ERROR(axes_to_attr(1, "axes"));
+  } else if (op == "ReduceSum" || op == "ReduceMean") {
+    if ((op == "ReduceSum" && opset_ >= 13) || (op == "ReduceMean" && opset_ >= 18)) {
+      RETURN_IF_ERROR(axes_to_attr(1, "axes"));
+    }
+  } else if (op == "Split") {
+    if (opset_ >= 13) RETURN_IF_ERROR(axes_to_attr(1, "split"));
+  } else if (op == "Clip" && opset_ < 11) {
+    Value* lo = nullptr;
+    Value* hi = nullptr;
+    if (attrs.Has("min")) {
+      ASSIGN_OR_RETURN(lo, MakeConst(name + "/min", Tensor::FromF32({}, {attrs.GetFloat("min", 0)})));
+    }
+    if (attrs.Has("max")) {
+      ASSIGN_OR_RETURN(hi, MakeConst(name + "/max", Tensor::FromF32({}, {attrs.GetFloat("max", 0)})));
+    }
+    attrs.Erase("min");
+    attrs.Erase("max");
+    ins = {ins.at(0), lo, hi};
+  } else if (op == "Slice" && opset_ < 10) {
+    std::vector<int64_t> starts = attrs.GetInts("starts"), ends = attrs.GetInts("ends");
+    ASSIGN_OR_RETURN(Value * s, MakeConst(name + "/starts", Tensor::FromI64({static_cast<int64_t>(starts.size())}, starts)));
+    ASSIGN_OR_RETURN(Value * e, MakeConst(name + "/ends", Tensor::FromI64({static_cast<int64_t>(ends.size())}, ends)));
+    Value* ax = nullptr;
+    if (attrs.Has("axes")) {
+      std::vector<int64_t> axes = attrs.GetInts("axes");
+      ASSIGN_OR_RETURN(ax, MakeConst(name + "/axes", Tensor::FromI64({static_cast<int64_t>(axes.size())}, axes)));
+    }
+    ins = {ins.at(0), s, e, ax};
+    attrs = {};
+  } else if (op == "Pad") {
+    if (opset_ >= 11) {
+      ASSIGN_OR_RETURN(auto pads, ConstInts(n, name, 1, "pads"));
+      if (!pads) return NodeFail(n, name, "pads input is missing");
+      float value = 0.0f;
+      ASSIGN_OR_RETURN(Value * cv, Input(n, name, 2));
+      if (cv) {
+        if (!cv->is_constant() || cv->constant->numel() != 1) {
+          return NodeFail(n, name, "constant_value must be a constant scalar");
+        }
+        value = cv->constant->GetF32(0);
+      }
+      ASSIGN_OR_RETURN(auto axes, ConstInts(n, name, 3, "axes"));
+      if (axes) attrs.Set("axes", *axes);  // per-axis pads (opset 18); Pad expands them
+      attrs.Set("pads", *pads);
+      attrs.Set("value", value);
+      trim_inputs(1);
+    } else if (attrs.Has("paddings")) {  // opset 1 name
+      attrs.Set("pads", attrs.GetInts("paddings"));
+    }
+  } else if (op == "BatchNormalization") {
+    if (attrs.Has("spatial") && attrs.GetInt("spatial", 1) != 1) {
+      return NodeFail(n, name, "spatial=0 (per-activation statistics) is not supported, expected spatial=1");
+    }
+    if (attrs.GetInt("training_mode", 0) != 0) return NodeFail(n, name, "training_mode=1 is not supported (inference only)");
+    if (extra_outputs_used(1)) return NodeFail(n, name, "training outputs (running mean/var) are not supported");
+    attrs.Erase("spatial");
+    attrs.Erase("is_test");
+    attrs.Erase("consumed_inputs");
+  } else if (op == "Dropout") {
+    if (opset_ >= 12 && ins.size() > 2 && ins[2]) {
+      if (!ins[2]->is_constant() || ins[2]->constant->GetI64(0) != 0) {
+        return NodeFail(n, name, "training_mode must be a constant false (inference only)");
+      }
+    }
+    if (attrs.GetInt("is_test", 1) == 0 && opset_ < 7) return NodeFail(n, name, "is_test=0 is not supported");
+    trim_inputs(1);
+    attrs = {};
+  } else if (op == "MaxPool") {
+    if (extra_outputs_used(1)) return NodeFail(n, name, "the Indices output is not supported");
+  } else if (op == "LayerNormalization" || op == "Attention") {
+    // Same signature in every opset gcomp reads.
+  } else if (op == "Softmax" && opset_ < 13) {
+    // Before opset 13 Softmax flattens the input to 2-D at `axis` (default 1).
+    Value* x = ins.at(0);
+    int64_t r = static_cast<int64_t>(x->shape.size());
+    int64_t axis = attrs.GetInt("axis", 1);
+    if (axis < -r || axis >= r) return NodeFail(n, name, absl::StrCat("axis ", axis, " is out of range for rank ", r));
+    if (axis < 0) axis += r;
+    if (axis == r - 1) {
+      attrs.Set("axis", int64_t{-1});
+    } else {
+      Attributes fa;
+      fa.Set("axis", axis);
+      ASSIGN_OR_RETURN(Value * flat, NewValue(name + "/flatten"));
+      RETURN_IF_ERROR(Emit("Flatten", name + "/flatten", name, {x}, {flat}, fa).status());
+      ASSIGN_OR_RETURN(Value * sm, NewValue(name + "/softmax"));
+      Attributes sa;
+      sa.Set("axis", int64_t{1});
+      RETURN_IF_ERROR(Emit("Softmax", name, name, {flat}, {sm}, sa).status());
+      ASSIGN_OR_RETURN(Value * shape, NewValue(name + "/shape"));
+      RETURN_IF_ERROR(Emit("Shape", name + "/shape", name, {x}, {shape}, {}).status());
+      RETURN_IF_ERROR(Emit("Reshape", name + "/reshape", name, {sm, shape}, outs, {}).status());
+      return absl::OkStatus();
+    }
+  }
+  return Emit(ir_op, name, name, std::move(ins), std::move(outs), std::move(attrs)).status();
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> Importer::Run() {
+  g_->source = source_;
+  if (!model_.has_graph()) return Fail("model has no graph");
+  const auto& graph = model_.graph();
+  g_->name = graph.name();
+  RETURN_IF_ERROR(ReadOpsets());
+  g_->opset = opset_;
+  // Node names: ONNX allows empty or repeated names; gcomp needs unique ones for messages.
+  std::vector<std::string> names;
+  std::set<std::string> used;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    std::string base = graph.node(i).name().empty() ? absl::StrCat(graph.node(i).op_type(), "_", i) : graph.node(i).name();
+    std::string nm = base;
+    for (int k = 1; used.count(nm); ++k) nm = absl::StrCat(base, "_", k);
+    used.insert(nm);
+    names.push_back(nm);
+  }
+  RETURN_IF_ERROR(CheckSupported(names));
+  RETURN_IF_ERROR(AddInputs());
+  ASSIGN_OR_RETURN(std::vector<size_t> order, TopologicalOrder(names));
+  for (size_t i : order) RETURN_IF_ERROR(ConvertNode(graph.node(static_cast<int>(i)), names[i]));
+  if (graph.output_size() == 0) return Fail("the graph has no outputs");
+  for (const auto& out : graph.output()) {
+    Value* v = g_->FindValue(out.name());
+    if (!v) return Fail(absl::StrCat("graph output '", out.name(), "' is not produced by any node, initializer or input"));
+    g_->AddOutput(v);
+  }
+  RETURN_IF_ERROR(InferShapes(*g_));
+  for (const auto& out : graph.output()) {
+    Value* v = g_->FindValue(out.name());
+    if (out.type().has_tensor_type() && out.type().tensor_type().elem_type() != 0) {
+      auto declared = DTypeFromOnnx(out.type().tensor_type().elem_type());
+      if (!declared || *declared != v->dtype) {
+        return Fail(absl::StrCat("graph output '", out.name(), "' is declared ",
+                                 OnnxTypeName(out.type().tensor_type().elem_type()), ", inferred ", DTypeName(v->dtype)));
+      }
+    }
+  }
+  return std::move(g_);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes, const std::string& source,
+                                                       const std::string& base_dir) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  stream.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)"));
+  }
+  if (!model.has_graph() && model.opset_import_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": not an ONNX model (no graph and no opset import)"));
+  }
+  Importer importer(model, source, base_dir);
+  return importer.Run();
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path, INT_MAX));
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return ImportOnnxBytes(bytes, path, dir);
+}
+
+}  // namespace gcomp::frontend

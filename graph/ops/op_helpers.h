@@ -1,0 +1,38 @@
+// Helpers shared by the op definitions in graph/ops/: shape checks, broadcasting, index math.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/op_def.h"
+
+namespace gcomp::ops {
+
+// Numpy-style broadcast of two shapes; a symbolic dim against a constant > 1 takes the constant.
+absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+// Maps a possibly negative axis into [0, rank); error names `what` and the rank.
+absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* what = "axis");
+
+absl::Status ExpectFloat(const InferContext& ctx, size_t i);
+absl::Status ExpectInteger(const InferContext& ctx, size_t i);
+absl::Status ExpectRank(const InferContext& ctx, size_t i, int64_t rank);
+absl::Status ExpectSameDType(const InferContext& ctx, size_t i, size_t j);
+
+inline OutputInfo Out(DType dtype, Shape shape) { return OutputInfo{dtype, std::move(shape), std::nullopt}; }
+inline std::vector<OutputInfo> One(DType dtype, Shape shape) { return {Out(dtype, std::move(shape))}; }
+
+// Row-major strides of concrete dims.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+// For each flat index of `out_dims`, the flat index into an input of `in_dims` broadcast to it.
+std::vector<int64_t> BroadcastIndexMap(const std::vector<int64_t>& in_dims,
+                                       const std::vector<int64_t>& out_dims);
+
+// Kernel-side conversions: every float kernel computes in fp32.
+inline std::vector<float> ReadF32(const Tensor& t) { return t.ToF32(); }
+void WriteF32(Tensor& t, const std::vector<float>& v);
+void WriteI64(Tensor& t, const std::vector<int64_t>& v);
+
+// Product of dims[begin:end) (concrete).
+int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end);
+
+}  // namespace gcomp::ops

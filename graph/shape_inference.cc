@@ -1,0 +1,120 @@
+#include "graph/shape_inference.h"
+
+#include <deque>
+
+#include "absl/strings/str_cat.h"
+#include "graph/op_def.h"
+#include "graph/status_macros.h"
+
+namespace gcomp {
+namespace {
+
+// Integer outputs up to this many elements get their values computed during inference, so that
+// shape arithmetic (Shape -> Gather -> Concat -> Reshape) resolves to constants or symbols.
+constexpr int64_t kMaxEvaluatedElements = 64;
+
+absl::Status Prefixed(const Graph& g, const Node& n, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(g.source, ": ", n.Describe(), ": ", s.message()));
+}
+
+// Runs the reference kernel on known small integer inputs to get the output values.
+std::optional<std::vector<std::vector<Dim>>> Evaluate(const Node& node, const std::vector<ValueInfo>& infos,
+                                                      const std::vector<OutputInfo>& outs) {
+  if (!node.def->kernel) return std::nullopt;
+  for (const OutputInfo& o : outs) {
+    if (IsFloat(o.dtype)) return std::nullopt;
+    auto dims = ConcreteDims(o.shape);
+    if (!dims) return std::nullopt;
+    auto n = CheckedNumElements(*dims);
+    if (!n.ok() || *n > kMaxEvaluatedElements) return std::nullopt;
+  }
+  std::vector<Tensor> materialized(infos.size());
+  std::vector<const Tensor*> inputs(node.inputs.size(), nullptr);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!node.inputs[i]) continue;
+    const ValueInfo& v = infos[i];
+    if (v.constant) {
+      inputs[i] = v.constant;
+      continue;
+    }
+    auto dims = ConcreteDims(v.shape);
+    if (!v.sym_values || !dims) return std::nullopt;
+    auto t = Tensor::Zeros(v.dtype, *dims);
+    if (!t.ok() || t->numel() != static_cast<int64_t>(v.sym_values->size())) return std::nullopt;
+    for (size_t k = 0; k < v.sym_values->size(); ++k) {
+      if (!(*v.sym_values)[k].IsConst()) return std::nullopt;
+      t->SetI64(static_cast<int64_t>(k), (*v.sym_values)[k].value());
+    }
+    materialized[i] = std::move(*t);
+    inputs[i] = &materialized[i];
+  }
+  std::vector<Tensor> outputs;
+  for (const OutputInfo& o : outs) {
+    auto t = Tensor::Zeros(o.dtype, *ConcreteDims(o.shape));
+    if (!t.ok()) return std::nullopt;
+    outputs.push_back(std::move(*t));
+  }
+  KernelContext kc{node, inputs, outputs};
+  if (!node.def->kernel(kc).ok()) return std::nullopt;
+  std::vector<std::vector<Dim>> values;
+  for (const Tensor& t : outputs) {
+    std::vector<Dim> v;
+    for (int64_t x : t.ToI64()) v.emplace_back(x);
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+}  // namespace
+
+absl::Status InferNode(const Graph& graph, Node& node) {
+  if (!node.def) {
+    return absl::InvalidArgumentError(absl::StrCat(graph.source, ": ", node.Describe(), ": unknown op"));
+  }
+  if (absl::Status s = CheckNodeAgainstDef(node, *node.def); !s.ok()) return Prefixed(graph, node, s);
+  std::vector<ValueInfo> infos(node.inputs.size());
+  std::vector<const ValueInfo*> ptrs(node.inputs.size(), nullptr);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Value* v = node.inputs[i];
+    if (!v) continue;
+    infos[i] = ValueInfo{v->name, v->dtype, v->shape, v->constant.get(),
+                         v->sym_values ? &*v->sym_values : nullptr};
+    ptrs[i] = &infos[i];
+  }
+  InferContext ctx(node, ptrs);
+  auto outs = node.def->shape(ctx);
+  if (!outs.ok()) return Prefixed(graph, node, outs.status());
+  if (outs->size() < node.outputs.size()) {
+    return Prefixed(graph, node, absl::InternalError("shape function returned too few outputs"));
+  }
+  std::optional<std::vector<std::vector<Dim>>> evaluated;
+  bool all_given = true;
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k] && !(*outs)[k].sym_values && !IsFloat((*outs)[k].dtype)) all_given = false;
+  }
+  if (!all_given) evaluated = Evaluate(node, infos, *outs);
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    Value* v = node.outputs[k];
+    if (!v) continue;
+    OutputInfo& o = (*outs)[k];
+    for (const Dim& d : o.shape) {
+      if (auto c = d.ConstValue(); c && *c < 0) {
+        return Prefixed(graph, node, absl::InvalidArgumentError(absl::StrCat(
+                                         "output '", v->name, "' would have negative dimension ",
+                                         *c, " in shape ", ShapeToString(o.shape))));
+      }
+    }
+    v->dtype = o.dtype;
+    v->shape = o.shape;
+    v->sym_values = o.sym_values;
+    if (evaluated && !v->sym_values) v->sym_values = (*evaluated)[k];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InferShapes(Graph& graph) {
+  for (Node* node : graph.nodes()) RETURN_IF_ERROR(InferNode(graph, *node));
+  return absl::OkStatus();
+}
+
+}  // namespace gcomp

@@ -1,0 +1,107 @@
+#include "tools/cli.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "frontend/onnx_import.h"
+
+namespace gcomp::cli {
+
+int ExitCodeFor(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kOk: return kOk;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kAlreadyExists: return kBadInput;
+    default: return kInternal;
+  }
+}
+
+int Report(const absl::Status& s) {
+  int code = ExitCodeFor(s);
+  std::cerr << "gcomp: " << (code == kInternal ? "internal error: " : "") << s.message() << "\n";
+  return code;
+}
+
+std::string Args::Get(const std::string& name, const std::string& def) const {
+  auto it = options.find(name);
+  return it == options.end() || it->second.empty() ? def : it->second.back();
+}
+
+const std::vector<std::string>& Args::All(const std::string& name) const {
+  static const std::vector<std::string> kEmpty;
+  auto it = options.find(name);
+  return it == options.end() ? kEmpty : it->second;
+}
+
+absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vector<std::string>& value_options,
+                               const std::vector<std::string>& flags) {
+  Args args;
+  auto known = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() < 2 || a[0] != '-') {
+      args.positional.push_back(a);
+      continue;
+    }
+    std::string name = a, value;
+    bool has_value = false;
+    if (auto eq = a.find('='); eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      has_value = true;
+    }
+    if (known(flags, name)) {
+      if (has_value) return absl::InvalidArgumentError(absl::StrCat("option ", name, " takes no value"));
+      args.options[name].push_back("");
+    } else if (known(value_options, name)) {
+      if (!has_value) {
+        if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("option ", name, " needs a value"));
+        value = argv[++i];
+      }
+      args.options[name].push_back(value);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option '", name, "'"));
+    }
+  }
+  return args;
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path) { return frontend::ImportOnnxFile(path); }
+
+absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed) {
+  std::string target = args.Get("--target", "ref");
+  if (target != "ref") {
+    static const std::vector<std::string> kKnown = {"cpu", "cuda", "cuda:sm_90", "cuda:sm_80"};
+    if (std::find(kKnown.begin(), kKnown.end(), target) != kKnown.end()) {
+      return absl::UnimplementedError(absl::StrCat("target '", target,
+                                                   "' is not available in this build yet; use --target ref (the reference interpreter)"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat("unknown target '", target, "', expected ref, cpu, cuda, cuda:sm_90 or cuda:sm_80"));
+  }
+  std::string level = args.Get("--level", "O0");
+  if (level != "O0") {
+    if (level == "O1" || level == "O2" || level == "O3") {
+      return absl::UnimplementedError(absl::StrCat("level ", level, " is not available in this build yet (optimizer passes are pending); use --level O0"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat("unknown level '", level, "', expected O0, O1, O2 or O3"));
+  }
+  if (!level_allowed && args.Has("--level")) return absl::InvalidArgumentError("--level is not an option of this command");
+  std::string precision = args.Get("--precision", "fp32");
+  if (precision != "fp32") {
+    return absl::UnimplementedError(absl::StrCat("precision '", precision, "' is not available in this build yet; use fp32"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gcomp::cli

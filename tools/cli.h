@@ -1,0 +1,46 @@
+// Shared pieces of the gcomp command-line tool: argument parsing, exit codes, model loading.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+
+namespace gcomp::cli {
+
+// Exit codes of the CLI contract (DESIGN.md).
+enum ExitCode { kOk = 0, kMismatch = 1, kBadInput = 2, kInternal = 3 };
+
+// Exit code for a failed status: invalid or unsupported input -> 2, anything else -> 3.
+int ExitCodeFor(const absl::Status& s);
+// Prints "gcomp: <message>" to stderr and returns the exit code for `s`.
+int Report(const absl::Status& s);
+
+// Parsed arguments: positional arguments, and options (--name value, --name=value or flags).
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> options;
+
+  bool Has(const std::string& name) const { return options.count(name) > 0; }
+  std::string Get(const std::string& name, const std::string& def = "") const;
+  const std::vector<std::string>& All(const std::string& name) const;
+};
+
+// `flags` are options without a value; every other option takes one. Unknown options are errors.
+absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vector<std::string>& value_options,
+                               const std::vector<std::string>& flags);
+
+// Loads an ONNX model (the only input form until plans exist).
+absl::StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path);
+// Checks --target and --level for commands that can only use the reference interpreter today.
+absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed);
+
+int Inspect(int argc, char** argv);
+int Run(int argc, char** argv);
+int Check(int argc, char** argv);
+
+}  // namespace gcomp::cli

@@ -1,0 +1,46 @@
+// gcomp run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--output-dir DIR]
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "frontend/tensor_proto.h"
+#include "graph/interpreter.h"
+#include "tools/cli.h"
+
+namespace gcomp::cli {
+
+int Run(int argc, char** argv) {
+  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--level"}, {});
+  if (!args.ok()) return Report(args.status());
+  if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one MODEL.onnx"));
+  if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
+  auto graph = LoadModel(args->positional[0]);
+  if (!graph.ok()) return Report(graph.status());
+  std::map<std::string, Tensor> feeds;
+  for (const std::string& spec : args->All("--input")) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Report(absl::InvalidArgumentError(absl::StrCat("--input '", spec, "' is not NAME=FILE.pb")));
+    }
+    auto t = frontend::ReadTensorFile(spec.substr(eq + 1));
+    if (!t.ok()) return Report(t.status());
+    feeds[spec.substr(0, eq)] = std::move(*t);
+  }
+  auto outputs = RunReference(**graph, feeds);
+  if (!outputs.ok()) return Report(outputs.status());
+  std::string dir = args->Get("--output-dir", ".");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const auto& outs = (*graph)->outputs();
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const Tensor& t = outputs->at(outs[k]->name);
+    std::string path = absl::StrCat(dir, "/output_", k, ".pb");
+    if (absl::Status s = frontend::WriteTensorFile(path, outs[k]->name, t); !s.ok()) return Report(s);
+    std::cout << "output " << k << " '" << outs[k]->name << "' " << DTypeName(t.dtype()) << "["
+              << absl::StrJoin(t.dims(), ",") << "] -> " << path << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace gcomp::cli

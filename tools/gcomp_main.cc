@@ -1,0 +1,44 @@
+// The gcomp command-line tool: one subcommand per file (cmd_*.cc).
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "tools/cli.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: gcomp <command> [options]
+
+commands:
+  inspect MODEL.onnx [--level O0] [--format text|dot|json] [--summary] [-o FILE]
+  run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--output-dir DIR]
+  check CASE_DIR [--target ref] [--rtol R] [--atol A]
+
+exit codes: 0 ok, 1 a check mismatched, 2 bad usage or invalid/unsupported model, 3 internal error
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+      std::cout << kUsage;
+      return argc < 2 ? gcomp::cli::kBadInput : gcomp::cli::kOk;
+    }
+    std::string cmd = argv[1];
+    if (cmd == "inspect") return gcomp::cli::Inspect(argc, argv);
+    if (cmd == "run") return gcomp::cli::Run(argc, argv);
+    if (cmd == "check") return gcomp::cli::Check(argc, argv);
+    if (cmd == "compile" || cmd == "opt" || cmd == "bench") {
+      std::cerr << "gcomp: '" << cmd << "' is not available in this build yet\n";
+      return gcomp::cli::kBadInput;
+    }
+    std::cerr << "gcomp: unknown command '" << cmd << "'\n" << kUsage;
+    return gcomp::cli::kBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "gcomp: internal error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "gcomp: internal error: " << e.what() << "\n";
+  }
+  return gcomp::cli::kInternal;
+}

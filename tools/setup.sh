@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and testing gcomp needs on a fresh Debian 12 machine:
+# the Debian packages (compiler toolchain, protobuf, abseil, ONNX protobuf classes, GoogleTest,
+# torch/torchvision for exports) and a Python virtual environment (.venv, system site packages
+# for Debian's torch) with the pinned PyPI tooling of tools/requirements.txt.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+pkgs=(build-essential cmake ninja-build pkg-config libprotobuf-dev protobuf-compiler libabsl-dev
+      libonnx-dev libgtest-dev libgmock-dev python3 python3-venv python3-pip python3-torch
+      python3-torchvision)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+venv="$root/.venv"
+stamp="$venv/.requirements"
+if [ ! -x "$venv/bin/python" ] || ! cmp -s "$root/tools/requirements.txt" "$stamp"; then
+  echo "setup: creating $venv"
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/tools/requirements.txt"
+  cp "$root/tools/requirements.txt" "$stamp"
+fi
