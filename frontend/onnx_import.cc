@@ -93,6 +93,8 @@ class Importer {
   // Integer values of a constant input (initializer or Constant node output).
   absl::StatusOr<std::optional<std::vector<int64_t>>> ConstInts(const onnx::NodeProto& n, const std::string& name,
                                                                  int i, const char* what);
+  // A value name used neither in the graph nor by any node output of the model.
+  std::string FreshName(const std::string& base) const;
   absl::StatusOr<Value*> MakeConst(const std::string& base, Tensor t);
   absl::StatusOr<Value*> NewValue(const std::string& base);
   absl::StatusOr<Node*> Emit(const std::string& op, const std::string& name, const std::string& origin,
@@ -102,6 +104,7 @@ class Importer {
   std::string source_;
   std::string base_dir_;
   int64_t opset_ = 0;
+  std::set<std::string> model_names_;  // node outputs of the model, reserved for it
   std::unique_ptr<Graph> g_ = std::make_unique<Graph>();
 };
 
@@ -115,12 +118,14 @@ absl::Status Importer::ReadOpsets() {
   }
   if (!found) {
     if (model_.opset_import_size() == 0 && model_.ir_version() > 0 && model_.ir_version() < 3) {
-      opset_ = 1;
+      opset_ = 1;  // implied before IR version 3; refused below as older than supported
     } else if (model_.opset_import_size() == 0) {
       return Fail("model imports no opset, expected the default ONNX domain at opset 7 to 23");
+    } else {
+      return Fail("model imports no default-domain opset, expected the default ONNX domain at opset 7 to 23");
     }
   }
-  if (found && (opset_ < kMinOpset || opset_ > kMaxOpset)) {
+  if (opset_ < kMinOpset || opset_ > kMaxOpset) {
     return Fail(absl::StrCat("model imports default-domain opset ", opset_, ", expected ", kMinOpset, " to ", kMaxOpset,
                              opset_ > kMaxOpset ? " (newer than supported)" : " (older than supported)"));
   }
@@ -279,12 +284,18 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> Importer::ConstInts(const on
   return std::optional<std::vector<int64_t>>(v->constant->ToI64());
 }
 
+std::string Importer::FreshName(const std::string& base) const {
+  std::string name = base;
+  for (int k = 1; g_->FindValue(name) || model_names_.count(name); ++k) name = absl::StrCat(base, "_", k);
+  return name;
+}
+
 absl::StatusOr<Value*> Importer::MakeConst(const std::string& base, Tensor t) {
-  return g_->AddConstant(g_->UniqueValueName(base), std::move(t));
+  return g_->AddConstant(FreshName(base), std::move(t));
 }
 
 absl::StatusOr<Value*> Importer::NewValue(const std::string& base) {
-  return g_->AddValue(g_->UniqueValueName(base), DType::kF32, {});
+  return g_->AddValue(FreshName(base), DType::kF32, {});
 }
 
 absl::StatusOr<Node*> Importer::Emit(const std::string& op, const std::string& name, const std::string& origin,
@@ -294,6 +305,9 @@ absl::StatusOr<Node*> Importer::Emit(const std::string& op, const std::string& n
   (*node)->def = FindOp(op);
   (*node)->origin = {origin};
   if (!(*node)->def) return absl::InternalError(absl::StrCat("op table has no entry for ", op));
+  // Nodes arrive in topological order: inferring each one now gives later conversions (Softmax
+  // before opset 13, Clip before 11) the rank and dtype of their inputs.
+  RETURN_IF_ERROR(InferNode(*g_, **node));
   return *node;
 }
 
@@ -367,6 +381,11 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     return absl::OkStatus();
   };
   std::string ir_op = op;
+  // Ops rewritten below read their first input.
+  auto first_input = [&]() -> absl::StatusOr<Value*> {
+    if (ins.empty() || !ins[0]) return NodeFail(n, name, "required input 0 is missing");
+    return ins[0];
+  };
 
   if (op == "Cast") {
     int64_t to = attrs.GetInt("to", -1);
@@ -382,18 +401,21 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
   } else if (op == "Split") {
     if (opset_ >= 13) RETURN_IF_ERROR(axes_to_attr(1, "split"));
   } else if (op == "Clip" && opset_ < 11) {
+    ASSIGN_OR_RETURN(Value * x, first_input());
     Value* lo = nullptr;
     Value* hi = nullptr;
+    // The bounds take the input's dtype, as Clip-11's min/max inputs must.
     if (attrs.Has("min")) {
-      ASSIGN_OR_RETURN(lo, MakeConst(name + "/min", Tensor::FromF32({}, {attrs.GetFloat("min", 0)})));
+      ASSIGN_OR_RETURN(lo, MakeConst(name + "/min", Tensor::Scalar(x->dtype, attrs.GetFloat("min", 0))));
     }
     if (attrs.Has("max")) {
-      ASSIGN_OR_RETURN(hi, MakeConst(name + "/max", Tensor::FromF32({}, {attrs.GetFloat("max", 0)})));
+      ASSIGN_OR_RETURN(hi, MakeConst(name + "/max", Tensor::Scalar(x->dtype, attrs.GetFloat("max", 0))));
     }
     attrs.Erase("min");
     attrs.Erase("max");
-    ins = {ins.at(0), lo, hi};
+    ins = {x, lo, hi};
   } else if (op == "Slice" && opset_ < 10) {
+    ASSIGN_OR_RETURN(Value * x, first_input());
     std::vector<int64_t> starts = attrs.GetInts("starts"), ends = attrs.GetInts("ends");
     ASSIGN_OR_RETURN(Value * s, MakeConst(name + "/starts", Tensor::FromI64({static_cast<int64_t>(starts.size())}, starts)));
     ASSIGN_OR_RETURN(Value * e, MakeConst(name + "/ends", Tensor::FromI64({static_cast<int64_t>(ends.size())}, ends)));
@@ -402,7 +424,7 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
       std::vector<int64_t> axes = attrs.GetInts("axes");
       ASSIGN_OR_RETURN(ax, MakeConst(name + "/axes", Tensor::FromI64({static_cast<int64_t>(axes.size())}, axes)));
     }
-    ins = {ins.at(0), s, e, ax};
+    ins = {x, s, e, ax};
     attrs = {};
   } else if (op == "Pad") {
     if (opset_ >= 11) {
@@ -435,7 +457,7 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     attrs.Erase("consumed_inputs");
   } else if (op == "Dropout") {
     if (opset_ >= 12 && ins.size() > 2 && ins[2]) {
-      if (!ins[2]->is_constant() || ins[2]->constant->GetI64(0) != 0) {
+      if (!ins[2]->is_constant() || ins[2]->constant->numel() != 1 || ins[2]->constant->GetI64(0) != 0) {
         return NodeFail(n, name, "training_mode must be a constant false (inference only)");
       }
     }
@@ -448,7 +470,7 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     // Same signature in every opset gcomp reads.
   } else if (op == "Softmax" && opset_ < 13) {
     // Before opset 13 Softmax flattens the input to 2-D at `axis` (default 1).
-    Value* x = ins.at(0);
+    ASSIGN_OR_RETURN(Value * x, first_input());
     int64_t r = static_cast<int64_t>(x->shape.size());
     int64_t axis = attrs.GetInt("axis", 1);
     if (axis < -r || axis >= r) return NodeFail(n, name, absl::StrCat("axis ", axis, " is out of range for rank ", r));
@@ -493,11 +515,14 @@ absl::StatusOr<std::unique_ptr<Graph>> Importer::Run() {
   RETURN_IF_ERROR(CheckSupported(names));
   RETURN_IF_ERROR(AddInputs());
   ASSIGN_OR_RETURN(std::vector<size_t> order, TopologicalOrder(names));
+  for (const auto& node : graph.node()) model_names_.insert(node.output().begin(), node.output().end());
   for (size_t i : order) RETURN_IF_ERROR(ConvertNode(graph.node(static_cast<int>(i)), names[i]));
   if (graph.output_size() == 0) return Fail("the graph has no outputs");
+  std::set<std::string> output_names;
   for (const auto& out : graph.output()) {
     Value* v = g_->FindValue(out.name());
     if (!v) return Fail(absl::StrCat("graph output '", out.name(), "' is not produced by any node, initializer or input"));
+    if (!output_names.insert(out.name()).second) return Fail(absl::StrCat("graph output '", out.name(), "' is listed twice"));
     g_->AddOutput(v);
   }
   RETURN_IF_ERROR(InferShapes(*g_));

@@ -140,10 +140,12 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
                                      absl::StrJoin(dims, ","), "]"));
     }
   }
+  // External data is read (after its file size is checked) before the tensor is allocated.
+  std::string external_bytes;
+  if (external) ASSIGN_OR_RETURN(external_bytes, ReadExternal(p, base_dir, expected_bytes));
   ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(*dtype, dims));
   if (external) {
-    ASSIGN_OR_RETURN(std::string bytes, ReadExternal(p, base_dir, expected_bytes));
-    if (expected_bytes) std::memcpy(t.mutable_data(), bytes.data(), expected_bytes);
+    if (expected_bytes) std::memcpy(t.mutable_data(), external_bytes.data(), expected_bytes);
   } else if (p.has_raw_data()) {
     if (expected_bytes) std::memcpy(t.mutable_data(), p.raw_data().data(), expected_bytes);
   } else {

@@ -201,7 +201,7 @@ struct Range {
   int64_t lo, hi;
 };
 Range ValidOutputs(int64_t offset, int64_t s, int64_t in, int64_t out) {
-  int64_t lo = offset >= 0 ? 0 : (-offset + s - 1) / s;
+  int64_t lo = offset >= 0 ? 0 : -offset / s + (-offset % s != 0 ? 1 : 0);
   int64_t hi = in - 1 - offset < 0 ? 0 : (in - 1 - offset) / s + 1;
   hi = std::min(hi, out);
   return {std::min(lo, hi), hi};

@@ -155,7 +155,29 @@ OpDef Equal() {
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     RETURN_IF_ERROR(ops::ExpectSameDType(ctx, 0, 1));
     ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, ctx.in(1).shape));
-    return One(DType::kBool, shape);
+    OutputInfo out = ops::Out(DType::kBool, shape);
+    // Shape arithmetic: Equal(Concat(batch, -1, -1), -1) in expand/reshape chains. A symbolic
+    // dim is never negative, so it differs from any negative constant.
+    auto a = ctx.DimValues(0), b = ctx.DimValues(1);
+    if (a && b && shape.size() <= 1 && !IsFloat(ctx.in(0).dtype)) {
+      size_t n = std::max(a->size(), b->size());
+      std::vector<Dim> vals;
+      for (size_t i = 0; i < n; ++i) {
+        const Dim& x = (*a)[a->size() == 1 ? 0 : i];
+        const Dim& y = (*b)[b->size() == 1 ? 0 : i];
+        if (x == y) {
+          vals.emplace_back(1);
+        } else if (x.IsConst() && y.IsConst()) {
+          vals.emplace_back(0);
+        } else if ((x.IsConst() && x.value() < 0) || (y.IsConst() && y.value() < 0)) {
+          vals.emplace_back(0);
+        } else {
+          return std::vector<OutputInfo>{out};
+        }
+      }
+      if (vals.size() == n) out.sym_values = vals;
+    }
+    return std::vector<OutputInfo>{out};
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
     const Tensor& a = *k.in(0);

@@ -1,1 +1,153 @@
 #include <gtest/gtest.h>
+
+#include "graph/printer.h"
+#include "op_test_util.h"
+
+namespace gcomp {
+namespace {
+
+using testing::RunOp;
+
+std::vector<float> Iota(int n) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+  return v;
+}
+
+Attributes With(const std::string& k, AttrValue v) {
+  Attributes a;
+  a.Set(k, std::move(v));
+  return a;
+}
+
+TEST(ShapeOpsTest, TransposeAndReshape) {
+  auto x = Tensor::FromF32({2, 3}, Iota(6));
+  auto t = RunOp("Transpose", {{"x", x}}, With("perm", std::vector<int64_t>{1, 0}));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0].dims(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ((*t)[0].ToF32(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  auto r = RunOp("Reshape", {{"x", x}, {"s", Tensor::FromI64({2}, {-1, 2}), true}}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].dims(), (std::vector<int64_t>{3, 2}));
+  auto zero = RunOp("Reshape", {{"x", x}, {"s", Tensor::FromI64({3}, {0, 3, 1}), true}}, {});
+  EXPECT_EQ((*zero)[0].dims(), (std::vector<int64_t>{2, 3, 1}));
+  auto two = RunOp("Reshape", {{"x", x}, {"s", Tensor::FromI64({2}, {-1, -1}), true}}, {});
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("has more than one -1"), std::string::npos) << two.status();
+  auto perm = RunOp("Transpose", {{"x", x}}, With("perm", std::vector<int64_t>{0, 0}));
+  ASSERT_FALSE(perm.ok());
+  EXPECT_NE(perm.status().message().find("perm [0,0] is not a permutation of 0..1"), std::string::npos) << perm.status();
+}
+
+TEST(ShapeOpsTest, ConcatSplitSlice) {
+  auto a = Tensor::FromF32({2, 1}, {1, 2});
+  auto b = Tensor::FromF32({2, 2}, {3, 4, 5, 6});
+  auto c = RunOp("Concat", {{"a", a}, {"b", b}}, With("axis", int64_t{1}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)[0].ToF32(), (std::vector<float>{1, 3, 4, 2, 5, 6}));
+  auto wrong_axis = RunOp("Split", {{"x", (*c)[0]}}, With("split", std::vector<int64_t>{2, 1}), 2);
+  EXPECT_FALSE(wrong_axis.ok());  // axis 0 has size 2
+  Attributes split_attrs = With("split", std::vector<int64_t>{2, 1});
+  split_attrs.Set("axis", int64_t{1});
+  auto s = RunOp("Split", {{"x", (*c)[0]}}, split_attrs, 2);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)[0].ToF32(), (std::vector<float>{1, 3, 2, 5}));
+  EXPECT_EQ((*s)[1].ToF32(), (std::vector<float>{4, 6}));
+  split_attrs.Set("split", std::vector<int64_t>{2, 2});
+  auto bad = RunOp("Split", {{"x", (*c)[0]}}, split_attrs, 2);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("split sizes [2,2] add up to 4, expected 3"), std::string::npos) << bad.status();
+
+  auto x = Tensor::FromF32({10}, Iota(10));
+  auto sl = RunOp("Slice", {{"x", x}, {"st", Tensor::FromI64({1}, {8}), true}, {"en", Tensor::FromI64({1}, {1}), true},
+                            {"ax", Tensor::FromI64({1}, {0}), true}, {"sp", Tensor::FromI64({1}, {-3}), true}}, {});
+  ASSERT_TRUE(sl.ok()) << sl.status();
+  EXPECT_EQ((*sl)[0].ToF32(), (std::vector<float>{8, 5, 2}));
+  auto clamp = RunOp("Slice", {{"x", x}, {"st", Tensor::FromI64({1}, {-3}), true},
+                               {"en", Tensor::FromI64({1}, {INT64_MAX}), true}}, {});
+  EXPECT_EQ((*clamp)[0].ToF32(), (std::vector<float>{7, 8, 9}));
+}
+
+TEST(ShapeOpsTest, GatherSqueezeUnsqueeze) {
+  auto x = Tensor::FromF32({3, 2}, Iota(6));
+  auto g = RunOp("Gather", {{"x", x}, {"i", Tensor::FromI64({2}, {2, -3}), true}}, {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)[0].ToF32(), (std::vector<float>{4, 5, 0, 1}));
+  auto g1 = RunOp("Gather", {{"x", x}, {"i", Tensor::FromI64({}, {1}), true}}, With("axis", int64_t{1}));
+  EXPECT_EQ((*g1)[0].dims(), (std::vector<int64_t>{3}));
+  EXPECT_EQ((*g1)[0].ToF32(), (std::vector<float>{1, 3, 5}));
+  auto oob = RunOp("Gather", {{"x", x}, {"i", Tensor::FromI64({1}, {3}), true}}, {});
+  ASSERT_FALSE(oob.ok());
+  EXPECT_NE(oob.status().message().find("index 3 in input 'i' is out of range for axis 0 of size 3"), std::string::npos)
+      << oob.status();
+  auto u = RunOp("Unsqueeze", {{"x", x}}, With("axes", std::vector<int64_t>{0, -1}));
+  EXPECT_EQ((*u)[0].dims(), (std::vector<int64_t>{1, 3, 2, 1}));
+  auto s = RunOp("Squeeze", {{"x", (*u)[0]}}, {});
+  EXPECT_EQ((*s)[0].dims(), (std::vector<int64_t>{3, 2}));
+  auto bad = RunOp("Squeeze", {{"x", x}}, With("axes", std::vector<int64_t>{0}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("its size is 3, expected 1"), std::string::npos);
+}
+
+TEST(ShapeOpsTest, ExpandConstantOfShapeRange) {
+  auto e = RunOp("Expand", {{"x", Tensor::FromF32({2, 1}, {1, 2})}, {"s", Tensor::FromI64({3}, {2, 2, 3}), true}}, {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ((*e)[0].dims(), (std::vector<int64_t>{2, 2, 3}));
+  EXPECT_EQ((*e)[0].ToF32()[4], 2.0f);
+  auto c = RunOp("ConstantOfShape", {{"s", Tensor::FromI64({2}, {2, 2}), true}}, With("value", Tensor::FromI64({1}, {7})));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)[0].ToI64(), (std::vector<int64_t>{7, 7, 7, 7}));
+  auto r = RunOp("Range", {{"a", Tensor::FromF32({}, {1}), true}, {"b", Tensor::FromF32({}, {2}), true},
+                           {"c", Tensor::FromF32({}, {0.25f}), true}}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].ToF32(), (std::vector<float>{1, 1.25f, 1.5f, 1.75f}));
+}
+
+TEST(ShapeOpsTest, PadModes) {
+  auto x = Tensor::FromF32({3}, {1, 2, 3});
+  Attributes a = With("pads", std::vector<int64_t>{2, 1});
+  a.Set("mode", std::string("reflect"));
+  EXPECT_EQ((*RunOp("Pad", {{"x", x}}, a))[0].ToF32(), (std::vector<float>{3, 2, 1, 2, 3, 2}));
+  a.Set("mode", std::string("edge"));
+  EXPECT_EQ((*RunOp("Pad", {{"x", x}}, a))[0].ToF32(), (std::vector<float>{1, 1, 1, 2, 3, 3}));
+  a.Set("mode", std::string("wrap"));
+  EXPECT_EQ((*RunOp("Pad", {{"x", x}}, a))[0].ToF32(), (std::vector<float>{2, 3, 1, 2, 3, 1}));
+  a.Set("mode", std::string("constant"));
+  a.Set("value", 9.0f);
+  EXPECT_EQ((*RunOp("Pad", {{"x", x}}, a))[0].ToF32(), (std::vector<float>{9, 9, 1, 2, 3, 9}));
+}
+
+// The dynamic-batch chain: Shape -> Gather(0) -> Unsqueeze -> Concat([b, 12, -1]) -> Reshape.
+TEST(ShapeOpsTest, SymbolicBatchFlowsThroughShapeChain) {
+  Graph g;
+  g.source = "chain.onnx";
+  auto add = [&](const std::string& op, std::vector<Value*> ins, Attributes attrs = {}) {
+    Value* out = *g.AddValue(g.UniqueValueName(op + "_out"), DType::kF32, {});
+    Node* n = *g.AddNode(op, op + std::to_string(g.num_nodes()), ins, {out}, std::move(attrs));
+    n->def = FindOp(op);
+    return out;
+  };
+  Value* x = *g.AddInput("x", DType::kF32, {Dim::Symbol("batch"), Dim(197), Dim(768)});
+  Value* shape = add("Shape", {x});
+  Value* b = add("Gather", {shape, *g.AddConstant("zero", Tensor::FromI64({}, {0}))});
+  Value* b1 = add("Unsqueeze", {b}, With("axes", std::vector<int64_t>{0}));
+  Value* bh = add("Mul", {b1, *g.AddConstant("twelve", Tensor::FromI64({1}, {12}))});
+  Value* spec = add("Concat", {bh, *g.AddConstant("rest", Tensor::FromI64({2}, {197, -1}))}, With("axis", int64_t{0}));
+  Value* y = add("Reshape", {x, spec});
+  g.AddOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  EXPECT_EQ(ShapeToString(y->shape), "[12*batch,197,64]");
+  ASSERT_TRUE(VerifyGraph(g).ok());
+  EXPECT_NE(PrintGraph(g).find("= {12*batch,197,-1}"), std::string::npos) << PrintGraph(g);
+  std::vector<float> data(2 * 197 * 768, 1.0f);
+  auto out = RunReference(g, {{"x", Tensor::FromF32({2, 197, 768}, data)}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->at(y->name).dims(), (std::vector<int64_t>{24, 197, 64}));
+  auto bad = RunReference(g, {{"x", Tensor::FromF32({2, 196, 768}, std::vector<float>(2 * 196 * 768))}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("input 'x' has shape [2,196,768], expected [batch,197,768]"), std::string::npos)
+      << bad.status();
+}
+
+}  // namespace
+}  // namespace gcomp
