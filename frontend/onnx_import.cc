@@ -389,8 +389,12 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
 
   if (op == "Cast") {
     int64_t to = attrs.GetInt("to", -1);
-    auto t = DTypeFromOnnx(static_cast<int32_t>(to));
-    if (!t) return NodeFail(n, name, absl::StrCat("casts to ", OnnxTypeName(static_cast<int32_t>(to)), ", expected a supported type"));
+    const bool in_range = to >= INT32_MIN && to <= INT32_MAX;  // no wrap-around into a valid type
+    auto t = in_range ? DTypeFromOnnx(static_cast<int32_t>(to)) : std::nullopt;
+    if (!t) {
+      return NodeFail(n, name, absl::StrCat("casts to ", in_range ? OnnxTypeName(static_cast<int32_t>(to)) : absl::StrCat("type ", to),
+                                            ", expected a supported type"));
+    }
     attrs.Set("to", std::string(DTypeName(*t)));
   } else if (op == "Squeeze" || op == "Unsqueeze") {
     if (opset_ >= 13) RETURN_IF_ERROR(axes_to_attr(1, "axes"));

@@ -142,7 +142,9 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
   }
   // External data is read (after its file size is checked) before the tensor is allocated.
   std::string external_bytes;
-  if (external) ASSIGN_OR_RETURN(external_bytes, ReadExternal(p, base_dir, expected_bytes));
+  if (external) {
+    ASSIGN_OR_RETURN(external_bytes, ReadExternal(p, base_dir, expected_bytes));
+  }
   ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(*dtype, dims));
   if (external) {
     if (expected_bytes) std::memcpy(t.mutable_data(), external_bytes.data(), expected_bytes);

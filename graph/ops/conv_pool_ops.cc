@@ -319,6 +319,18 @@ absl::Status ConvKernel(KernelContext& k) {
               const Range rw = ValidOutputs(off_w, g.s[2], g.in[2], g.out[2]);
               const float wv = wp[(kd * g.k[1] + kh) * g.k[2] + kw];
               const int64_t sw = g.s[2];
+              if (sw == 1 && g.s[1] == 1 && off_w == 0 && g.in[2] == g.out[2] && rw.lo == 0 &&
+                  rw.hi == g.out[2]) {
+                // Whole rows in both planes (1x1 and kx1 taps at stride 1): one contiguous run per od.
+                for (int64_t od = rd.lo; od < rd.hi; ++od) {
+                  const int64_t id = od * g.s[0] + off_d;
+                  float* __restrict yrun = yp + (od * g.out[1] + rh.lo) * g.out[2];
+                  const float* __restrict xrun = xp + (id * g.in[1] + rh.lo + off_h) * g.in[2];
+                  const int64_t len = (rh.hi - rh.lo) * g.out[2];
+                  for (int64_t i = 0; i < len; ++i) yrun[i] += wv * xrun[i];
+                }
+                continue;
+              }
               for (int64_t od = rd.lo; od < rd.hi; ++od) {
                 const int64_t id = od * g.s[0] + off_d;
                 for (int64_t oh = rh.lo; oh < rh.hi; ++oh) {

@@ -634,6 +634,18 @@ TEST(OpsetNormalization, CastToUnsupportedTypeRefused) {
   EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: node 'cast' (Cast): casts to STRING, expected a supported type"));
 }
 
+TEST(OpsetNormalization, CastToOutOfInt32RangeRefused) {
+  // 2^32 + 1 must not wrap around to 1 (FLOAT).
+  ModelBuilder m(13);
+  m.Input("x", kFloat, {2});
+  AttrInt(m.Node("Cast", {"x"}, {"y"}, "cast"), "to", (int64_t{1} << 32) + 1);
+  m.Output("y");
+  auto g = Import(m);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: node 'cast' (Cast): casts to type 4294967297, expected a supported type"));
+}
+
 // ---- Constant -----------------------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<Graph>> ConstantModel(const std::function<void(onnx::NodeProto*)>& set_value,
