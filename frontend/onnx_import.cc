@@ -392,8 +392,8 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     const bool in_range = to >= INT32_MIN && to <= INT32_MAX;  // no wrap-around into a valid type
     auto t = in_range ? DTypeFromOnnx(static_cast<int32_t>(to)) : std::nullopt;
     if (!t) {
-      return NodeFail(n, name, absl::StrCat("casts to ", in_range ? OnnxTypeName(static_cast<int32_t>(to)) : absl::StrCat("type ", to),
-                                            ", expected a supported type"));
+      std::string type = in_range ? OnnxTypeName(static_cast<int32_t>(to)) : absl::StrCat("type ", to);
+      return NodeFail(n, name, absl::StrCat("casts to ", type, ", expected a supported type"));
     }
     attrs.Set("to", std::string(DTypeName(*t)));
   } else if (op == "Squeeze" || op == "Unsqueeze") {
@@ -526,7 +526,9 @@ absl::StatusOr<std::unique_ptr<Graph>> Importer::Run() {
   for (const auto& out : graph.output()) {
     Value* v = g_->FindValue(out.name());
     if (!v) return Fail(absl::StrCat("graph output '", out.name(), "' is not produced by any node, initializer or input"));
-    if (!output_names.insert(out.name()).second) return Fail(absl::StrCat("graph output '", out.name(), "' is listed twice"));
+    if (!output_names.insert(out.name()).second) {
+      return Fail(absl::StrCat("graph output '", out.name(), "' is listed twice"));
+    }
     g_->AddOutput(v);
   }
   RETURN_IF_ERROR(InferShapes(*g_));
@@ -547,6 +549,10 @@ absl::StatusOr<std::unique_ptr<Graph>> Importer::Run() {
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes, const std::string& source,
                                                        const std::string& base_dir) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {  // protobuf's CodedInputStream takes an int size
+    return absl::InvalidArgumentError(absl::StrCat(source, ": model has ", bytes.size(),
+                                                   " bytes, over protobuf's 2 GiB limit (use external data)"));
+  }
   onnx::ModelProto model;
   google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
                                                 static_cast<int>(bytes.size()));

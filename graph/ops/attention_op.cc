@@ -4,6 +4,7 @@
 // qk_matmul_output_mode: 0 raw scaled QK, 1 after the bias, 2 after softcap, 3 after softmax.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "graph/ops/op_helpers.h"
 #include "graph/status_macros.h"
@@ -36,8 +37,8 @@ absl::StatusOr<Dim> HeadSize(const InferContext& ctx, size_t i, int64_t heads, c
   const Dim& hidden = ctx.in(i).shape[2];
   std::optional<Dim> d = Dim::DivExact(hidden, Dim(heads));
   if (!d) {
-    return ctx.Error(ctx.InputName(i), " has hidden size ", hidden.ToString(), ", expected a multiple of ", attr,
-                     " ", heads);
+    return ctx.Error(ctx.InputName(i), " has hidden size ", hidden.ToString(), ", expected a multiple of ", attr, " ",
+                     heads);
   }
   return *d;
 }
@@ -106,8 +107,8 @@ absl::StatusOr<AttentionDims> ResolveDims(const InferContext& ctx) {
       return ctx.Error("q_num_heads ", *qh, " is not a multiple of kv_num_heads ", *kvh);
     }
   } else {
-    return ctx.Error("the head counts of ", ctx.InputName(kQ), " and ", ctx.InputName(kK),
-                     " must be constants, got ", d.q_heads.ToString(), " and ", d.kv_heads.ToString());
+    return ctx.Error("the head counts of ", ctx.InputName(kQ), " and ", ctx.InputName(kK), " must be constants, got ",
+                     d.q_heads.ToString(), " and ", d.kv_heads.ToString());
   }
   d.past_seq = 0;
   if (ctx.has(kPastKey) != ctx.has(kPastValue)) {
@@ -250,8 +251,8 @@ absl::Status AttentionKernel(KernelContext& k) {
     mask_map = ops::BroadcastIndexMap(mask_t->dims(), {batch, q_heads, q_seq, total});
   }
   const bool causal = a.GetInt("is_causal", 0) == 1;
-  const float scale = a.Has("scale") ? a.GetFloat("scale", 1.0f)
-                                     : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
+  const float scale =
+      a.Has("scale") ? a.GetFloat("scale", 1.0f) : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
   const float softcap = a.GetFloat("softcap", 0.0f);
   const int64_t mode = a.GetInt("qk_matmul_output_mode", 0);
   const bool want_qk = Wanted(k, kQkOutput);
@@ -278,7 +279,7 @@ absl::Status AttentionKernel(KernelContext& k) {
             const float m = mask[mask_map[row + j]];
             v += bool_mask ? (m != 0.0f ? 0.0f : -INFINITY) : m;
           }
-          if (causal && j > i + past_seq) v += -INFINITY;
+          if (causal && j > i + past_seq) v -= std::numeric_limits<float>::infinity();
           if (qk_row && mode == 1) qk_row[j] = v;
           if (softcap > 0.0f) v = softcap * std::tanh(v / softcap);
           if (qk_row && mode == 2) qk_row[j] = v;
@@ -314,9 +315,9 @@ void RegisterAttentionOp(OpTableBuilder& t) {
   d.min_inputs = 3;
   d.max_inputs = 6;
   d.max_outputs = 4;
-  d.attrs = {{"is_causal", AttrType::kInt},         {"kv_num_heads", AttrType::kInt},
-             {"q_num_heads", AttrType::kInt},       {"qk_matmul_output_mode", AttrType::kInt},
-             {"scale", AttrType::kFloat},           {"softcap", AttrType::kFloat},
+  d.attrs = {{"is_causal", AttrType::kInt},        {"kv_num_heads", AttrType::kInt},
+             {"q_num_heads", AttrType::kInt},      {"qk_matmul_output_mode", AttrType::kInt},
+             {"scale", AttrType::kFloat},          {"softcap", AttrType::kFloat},
              {"softmax_precision", AttrType::kInt}};
   d.shape = AttentionShape;
   d.kernel = AttentionKernel;

@@ -37,18 +37,16 @@ absl::StatusOr<bool> FlagAttr(const Attributes& a, const std::string& name) {
 }
 
 // A per-axis ints attribute; absent or empty means `def` on every axis.
-absl::StatusOr<std::vector<int64_t>> AxisInts(const Attributes& a, const std::string& name, size_t n,
-                                              int64_t def, int64_t min_value, const char* per_axis) {
+absl::StatusOr<std::vector<int64_t>> AxisInts(const Attributes& a, const std::string& name, size_t n, int64_t def,
+                                              int64_t min_value, const char* per_axis) {
   std::vector<int64_t> v = a.GetInts(name);
   if (v.empty()) return std::vector<int64_t>(n, def);
   if (v.size() != n) {
-    return Invalid(absl::StrCat("attribute '", name, "' has ", v.size(), " values, expected ", n, " (",
-                                per_axis, ")"));
+    return Invalid(absl::StrCat("attribute '", name, "' has ", v.size(), " values, expected ", n, " (", per_axis, ")"));
   }
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < min_value) {
-      return Invalid(absl::StrCat("attribute '", name, "' has ", v[i], " at index ", i, ", expected >= ",
-                                  min_value));
+      return Invalid(absl::StrCat("attribute '", name, "' has ", v[i], " at index ", i, ", expected >= ", min_value));
     }
   }
   return v;
@@ -74,19 +72,18 @@ absl::StatusOr<Window> ReadWindow(const Attributes& a, std::vector<int64_t> kern
   } else if (auto_pad == "VALID") {
     w.auto_pad = AutoPad::kValid;
   } else {
-    return Invalid(absl::StrCat("attribute 'auto_pad' is '", auto_pad,
-                                "', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID"));
+    return Invalid(
+        absl::StrCat("attribute 'auto_pad' is '", auto_pad, "', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID"));
   }
   ASSIGN_OR_RETURN(w.strides, AxisInts(a, "strides", n, 1, 1, "one per spatial axis"));
   ASSIGN_OR_RETURN(w.dilations, AxisInts(a, "dilations", n, 1, 1, "one per spatial axis"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> pads,
-                   AxisInts(a, "pads", 2 * n, 0, 0, "begin and end for each spatial axis"));
-  if (w.auto_pad != AutoPad::kNotSet &&
-      std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> pads, AxisInts(a, "pads", 2 * n, 0, 0, "begin and end for each spatial axis"));
+  if (w.auto_pad != AutoPad::kNotSet && std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) {
     return Invalid(absl::StrCat("attribute 'pads' cannot be combined with auto_pad ", auto_pad));
   }
-  w.pads_begin.assign(pads.begin(), pads.begin() + n);
-  w.pads_end.assign(pads.begin() + n, pads.end());
+  const auto middle = pads.begin() + static_cast<std::ptrdiff_t>(n);
+  w.pads_begin.assign(pads.begin(), middle);
+  w.pads_end.assign(middle, pads.end());
   if (pooling) {
     ASSIGN_OR_RETURN(w.ceil_mode, FlagAttr(a, "ceil_mode"));
   }
@@ -104,8 +101,8 @@ absl::StatusOr<AxisGeometry> AxisOutput(const Window& w, size_t axis, const Dim&
   const int64_t k = w.kernel[axis], s = w.strides[axis], d = w.dilations[axis];
   int64_t extent;  // (k - 1) * d + 1
   if (__builtin_mul_overflow(k - 1, d, &extent) || __builtin_add_overflow(extent, 1, &extent)) {
-    return Invalid(absl::StrCat("kernel extent along spatial axis ", axis, " (kernel ", k, ", dilation ", d,
-                                ") overflows int64"));
+    return Invalid(
+        absl::StrCat("kernel extent along spatial axis ", axis, " (kernel ", k, ", dilation ", d, ") overflows int64"));
   }
   AxisGeometry g;
   if (w.auto_pad == AutoPad::kSameUpper || w.auto_pad == AutoPad::kSameLower) {
@@ -118,8 +115,7 @@ absl::StatusOr<AxisGeometry> AxisOutput(const Window& w, size_t axis, const Dim&
     g.out = *out;
     if (auto n = in.ConstValue(); n && g.out.IsConst()) {
       int64_t needed;  // (out - 1) * s + extent
-      if (__builtin_mul_overflow(g.out.value() - 1, s, &needed) ||
-          __builtin_add_overflow(needed, extent, &needed)) {
+      if (__builtin_mul_overflow(g.out.value() - 1, s, &needed) || __builtin_add_overflow(needed, extent, &needed)) {
         return Invalid(absl::StrCat("padding of spatial axis ", axis, " overflows int64"));
       }
       int64_t total = std::max<int64_t>(0, needed - *n);
@@ -139,8 +135,8 @@ absl::StatusOr<AxisGeometry> AxisOutput(const Window& w, size_t axis, const Dim&
   ASSIGN_OR_RETURN(Dim padded, Dim::Add(in, pads));
   if (auto p = padded.ConstValue(); p && *p < extent) {
     return Invalid(absl::StrCat(input, " has size ", in.ToString(), " along spatial axis ", axis, " (", *p,
-                                " with pads), smaller than the kernel extent ", extent, " (kernel ", k,
-                                ", dilation ", d, ")"));
+                                " with pads), smaller than the kernel extent ", extent, " (kernel ", k, ", dilation ",
+                                d, ")"));
   }
   ASSIGN_OR_RETURN(Dim num, Dim::Sub(padded, extent));
   const bool ceil = w.ceil_mode && w.auto_pad == AutoPad::kNotSet;
@@ -261,8 +257,8 @@ absl::StatusOr<std::vector<OutputInfo>> ConvShape(const InferContext& ctx) {
       return ctx.Error(wname, " channels ", *cw, " x group ", group, " overflows int64");
     }
     if (*cx != expected) {
-      return ctx.Error(ctx.InputName(0), " has ", *cx, " channels, expected ", expected, " (", wname,
-                       " channels ", *cw, " x group ", group, ")");
+      return ctx.Error(ctx.InputName(0), " has ", *cx, " channels, expected ", expected, " (", wname, " channels ", *cw,
+                       " x group ", group, ")");
     }
   }
   if (ctx.has(2)) {
@@ -299,10 +295,11 @@ absl::Status ConvKernel(KernelContext& k) {
 
   std::vector<float> x = ReadF32(xt), w = ReadF32(wt);
   std::vector<float> bias = k.in(2) ? ReadF32(*k.in(2)) : std::vector<float>(out_channels, 0.0f);
-  std::vector<float> y(static_cast<size_t>(yt.numel()));
+  // Accumulated in double: the oracle's own rounding must stay far below backend tolerances.
+  std::vector<double> y(static_cast<size_t>(yt.numel()));
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t m = 0; m < out_channels; ++m) {
-      float* yp = y.data() + (n * out_channels + m) * out_plane;
+      double* yp = y.data() + (n * out_channels + m) * out_plane;
       std::fill(yp, yp + out_plane, bias[m]);
       const int64_t first_channel = (m / out_per_group) * group_channels;
       for (int64_t cg = 0; cg < group_channels; ++cg) {
@@ -317,14 +314,13 @@ absl::Status ConvKernel(KernelContext& k) {
             for (int64_t kw = 0; kw < g.k[2]; ++kw) {
               const int64_t off_w = kw * g.d[2] - g.pb[2];
               const Range rw = ValidOutputs(off_w, g.s[2], g.in[2], g.out[2]);
-              const float wv = wp[(kd * g.k[1] + kh) * g.k[2] + kw];
+              const double wv = wp[(kd * g.k[1] + kh) * g.k[2] + kw];
               const int64_t sw = g.s[2];
-              if (sw == 1 && g.s[1] == 1 && off_w == 0 && g.in[2] == g.out[2] && rw.lo == 0 &&
-                  rw.hi == g.out[2]) {
+              if (sw == 1 && g.s[1] == 1 && off_w == 0 && g.in[2] == g.out[2] && rw.lo == 0 && rw.hi == g.out[2]) {
                 // Whole rows in both planes (1x1 and kx1 taps at stride 1): one contiguous run per od.
                 for (int64_t od = rd.lo; od < rd.hi; ++od) {
                   const int64_t id = od * g.s[0] + off_d;
-                  float* __restrict yrun = yp + (od * g.out[1] + rh.lo) * g.out[2];
+                  double* __restrict yrun = yp + (od * g.out[1] + rh.lo) * g.out[2];
                   const float* __restrict xrun = xp + (id * g.in[1] + rh.lo + off_h) * g.in[2];
                   const int64_t len = (rh.hi - rh.lo) * g.out[2];
                   for (int64_t i = 0; i < len; ++i) yrun[i] += wv * xrun[i];
@@ -335,7 +331,7 @@ absl::Status ConvKernel(KernelContext& k) {
                 const int64_t id = od * g.s[0] + off_d;
                 for (int64_t oh = rh.lo; oh < rh.hi; ++oh) {
                   const int64_t ih = oh * g.s[1] + off_h;
-                  float* __restrict yrow = yp + (od * g.out[1] + oh) * g.out[2];
+                  double* __restrict yrow = yp + (od * g.out[1] + oh) * g.out[2];
                   const float* __restrict xrow = xp + (id * g.in[1] + ih) * g.in[2];
                   if (sw == 1) {
                     for (int64_t ow = rw.lo; ow < rw.hi; ++ow) yrow[ow] += wv * xrow[ow + off_w];
@@ -350,7 +346,7 @@ absl::Status ConvKernel(KernelContext& k) {
       }
     }
   }
-  WriteF32(yt, y);
+  WriteF32(yt, std::vector<float>(y.begin(), y.end()));
   return absl::OkStatus();
 }
 
@@ -359,8 +355,8 @@ OpDef Conv() {
   d.name = "Conv";
   d.min_inputs = 2;
   d.max_inputs = 3;
-  d.attrs = {{"auto_pad", AttrType::kString}, {"dilations", AttrType::kInts}, {"group", AttrType::kInt},
-             {"kernel_shape", AttrType::kInts}, {"pads", AttrType::kInts},     {"strides", AttrType::kInts}};
+  d.attrs = {{"auto_pad", AttrType::kString},   {"dilations", AttrType::kInts}, {"group", AttrType::kInt},
+             {"kernel_shape", AttrType::kInts}, {"pads", AttrType::kInts},      {"strides", AttrType::kInts}};
   d.shape = ConvShape;
   d.kernel = ConvKernel;
   return d;
@@ -455,8 +451,8 @@ absl::Status PoolKernel(KernelContext& k, PoolKind kind) {
 OpDef Pool(const std::string& name, PoolKind kind) {
   OpDef d;
   d.name = name;
-  d.attrs = {{"auto_pad", AttrType::kString},   {"ceil_mode", AttrType::kInt}, {"dilations", AttrType::kInts},
-             {"kernel_shape", AttrType::kInts, true}, {"pads", AttrType::kInts}, {"strides", AttrType::kInts}};
+  d.attrs = {{"auto_pad", AttrType::kString},         {"ceil_mode", AttrType::kInt}, {"dilations", AttrType::kInts},
+             {"kernel_shape", AttrType::kInts, true}, {"pads", AttrType::kInts},     {"strides", AttrType::kInts}};
   d.attrs.push_back(kind == PoolKind::kMax ? AttrSpec{"storage_order", AttrType::kInt}
                                            : AttrSpec{"count_include_pad", AttrType::kInt});
   d.shape = [kind](const InferContext& ctx) { return PoolShape(ctx, kind); };

@@ -55,12 +55,13 @@ absl::StatusOr<bool> Flag(const InferContext& ctx, const std::string& name, int6
   return v == 1;
 }
 
-// C[m, n] += A[m, k] * B[k, n] for row-major blocks, in i-k-j order.
-void MatMulAccumulate(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
+// C[m, n] += A[m, k] * B[k, n] for row-major blocks, in i-k-j order. The oracle accumulates in
+// double so that its own rounding stays far below the tolerances backends are checked with.
+void MatMulAccumulate(const float* a, const float* b, double* c, int64_t m, int64_t k, int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
-    float* __restrict crow = c + i * n;
+    double* __restrict crow = c + i * n;
     for (int64_t p = 0; p < k; ++p) {
-      const float av = a[i * k + p];
+      const double av = a[i * k + p];
       const float* __restrict brow = b + p * n;
       for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
     }
@@ -82,14 +83,14 @@ absl::StatusOr<std::vector<OutputInfo>> MatMulShape(const InferContext& ctx) {
   const Dim& ka = a[a.size() - 1];
   const Dim& kb = b[b.size() - 2];
   if (ka != kb && ka.IsConst() && kb.IsConst()) {
-    return ctx.Error(ctx.InputName(1), " has ", kb.ToString(), b_vector ? " elements" : " rows",
-                     ", expected ", ka.ToString(), " (the columns of ", ctx.InputName(0), ")");
+    return ctx.Error(ctx.InputName(1), " has ", kb.ToString(), b_vector ? " elements" : " rows", ", expected ",
+                     ka.ToString(), " (the columns of ", ctx.InputName(0), ")");
   }
   Shape batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
   absl::StatusOr<Shape> batch = ops::BroadcastShapes(batch_a, batch_b);
   if (!batch.ok()) {
-    return ctx.Error("batch dims ", ShapeToString(batch_a), " of ", ctx.InputName(0), " and ",
-                     ShapeToString(batch_b), " of ", ctx.InputName(1), " do not broadcast");
+    return ctx.Error("batch dims ", ShapeToString(batch_a), " of ", ctx.InputName(0), " and ", ShapeToString(batch_b),
+                     " of ", ctx.InputName(1), " do not broadcast");
   }
   Shape out = *batch;
   if (!a_vector) out.push_back(a[a.size() - 2]);
@@ -111,11 +112,11 @@ absl::Status MatMulKernel(KernelContext& k) {
   }
   std::vector<int64_t> map_a = BroadcastIndexMap(batch_a, batch), map_b = BroadcastIndexMap(batch_b, batch);
   std::vector<float> a = ReadF32(*k.in(0)), b = ReadF32(*k.in(1));
-  std::vector<float> c(static_cast<size_t>(k.outputs[0].numel()), 0.0f);
+  std::vector<double> c(static_cast<size_t>(k.outputs[0].numel()), 0.0);
   for (size_t i = 0; i < map_a.size(); ++i) {
     MatMulAccumulate(a.data() + map_a[i] * m * kk, b.data() + map_b[i] * kk * n, c.data() + i * m * n, m, kk, n);
   }
-  WriteF32(k.outputs[0], c);
+  WriteF32(k.outputs[0], std::vector<float>(c.begin(), c.end()));
   return absl::OkStatus();
 }
 
@@ -172,9 +173,10 @@ absl::Status GemmKernel(KernelContext& k) {
   std::vector<float> a = ReadF32(*k.in(0)), b = ReadF32(*k.in(1));
   if (trans_a) a = transposed(a, ad[0], ad[1]);
   if (trans_b) b = transposed(b, bd[0], bd[1]);
-  std::vector<float> y(static_cast<size_t>(m * n), 0.0f);
-  MatMulAccumulate(a.data(), b.data(), y.data(), m, kk, n);
-  for (float& v : y) v *= alpha;
+  std::vector<double> acc(static_cast<size_t>(m * n), 0.0);
+  MatMulAccumulate(a.data(), b.data(), acc.data(), m, kk, n);
+  std::vector<float> y(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) y[i] = static_cast<float>(alpha * acc[i]);
   if (k.in(2) && beta != 0.0f) {  // beta = 0 ignores C, as ONNX Runtime does
     std::vector<float> c = ReadF32(*k.in(2));
     std::vector<int64_t> map = BroadcastIndexMap(k.in(2)->dims(), {m, n});
@@ -189,8 +191,8 @@ OpDef Gemm() {
   d.name = "Gemm";
   d.min_inputs = 2;
   d.max_inputs = 3;
-  d.attrs = {{"alpha", AttrType::kFloat}, {"beta", AttrType::kFloat}, {"transA", AttrType::kInt},
-             {"transB", AttrType::kInt}};
+  d.attrs = {
+      {"alpha", AttrType::kFloat}, {"beta", AttrType::kFloat}, {"transA", AttrType::kInt}, {"transB", AttrType::kInt}};
   d.shape = GemmShape;
   d.kernel = GemmKernel;
   return d;
@@ -281,9 +283,8 @@ OpDef Softmax() {
 
 absl::StatusOr<DType> StashType(const InferContext& ctx) {
   int64_t stash = ctx.attrs().GetInt("stash_type", 1);
-  std::optional<DType> t = stash >= INT32_MIN && stash <= INT32_MAX
-                               ? DTypeFromOnnx(static_cast<int32_t>(stash))
-                               : std::nullopt;
+  std::optional<DType> t =
+      stash >= INT32_MIN && stash <= INT32_MAX ? DTypeFromOnnx(static_cast<int32_t>(stash)) : std::nullopt;
   if (!t || !IsFloat(*t)) {
     return ctx.Error("attribute 'stash_type' is ", stash, ", expected an ONNX float type (1 = float)");
   }

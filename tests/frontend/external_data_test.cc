@@ -106,8 +106,9 @@ TEST_F(ExternalData, AbsoluteLocationRefused) {
   WriteFile(outside, Payload(kWeights, 0));
   auto g = Import(AddModel(External("w", {2, 3}, outside.string())), dir_.string());
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: tensor 'w': external data location '" + outside.string() +
-                                              "' is absolute, expected a path inside the model folder"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: tensor 'w': external data location '" + outside.string() +
+                        "' is absolute, expected a path inside the model folder"));
 }
 
 TEST_F(ExternalData, DotDotLocationRefused) {
@@ -130,7 +131,8 @@ TEST_F(ExternalData, SymlinkLeavingTheFolderRefused) {
   fs::create_symlink(root_ / "secret.bin", dir_ / "link.bin");
   auto g = Import(AddModel(External("w", {2, 3}, "link.bin")), dir_.string());
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: tensor 'w': external data location 'link.bin' resolves to '"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: tensor 'w': external data location 'link.bin' resolves to '"));
   EXPECT_THAT(std::string(g.status().message()), HasSubstr("secret.bin', outside the model folder"));
 }
 
@@ -163,22 +165,25 @@ TEST_F(ExternalData, LengthMismatchRefused) {
   WriteFile(dir_ / "weights.bin", Payload(kWeights, 0));
   auto g = Import(AddModel(External("w", {2, 3}, "weights.bin", 0, 20)), dir_.string());
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()),
-              HasSubstr("model.onnx: tensor 'w': external data length is 20 bytes, expected 24 for its dims and dtype"));
+  EXPECT_THAT(
+      std::string(g.status().message()),
+      HasSubstr("model.onnx: tensor 'w': external data length is 20 bytes, expected 24 for its dims and dtype"));
 }
 
 TEST_F(ExternalData, FileTooShortForOffsetRefused) {
   WriteFile(dir_ / "weights.bin", Payload(kWeights, 0));
   auto g = Import(AddModel(External("w", {2, 3}, "weights.bin", 8)), dir_.string());
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("tensor 'w': external data file 'weights.bin' has 24 bytes, expected at "
-                                              "least 24 from offset 8"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("tensor 'w': external data file 'weights.bin' has 24 bytes, expected at "
+                        "least 24 from offset 8"));
 }
 
 TEST_F(ExternalData, MissingFileRefused) {
   auto g = Import(AddModel(External("w", {2, 3}, "nowhere.bin")), dir_.string());
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("tensor 'w': external data file 'nowhere.bin' not found in '"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("tensor 'w': external data file 'nowhere.bin' not found in '"));
 }
 
 TEST_F(ExternalData, EmptyLocationRefused) {
@@ -195,7 +200,8 @@ TEST_F(ExternalData, BadOffsetRefused) {
   kv->set_value("-8");
   auto g = Import(AddModel(t), dir_.string());
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("tensor 'w': external data offset '-8' is not a non-negative integer"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("tensor 'w': external data offset '-8' is not a non-negative integer"));
 }
 
 TEST_F(ExternalData, LargeDeclaredTensorWithSmallFileRefusedWithoutAllocation) {

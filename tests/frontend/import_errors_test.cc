@@ -75,7 +75,8 @@ TEST(ImportErrors, OpNewerThanTheModelOpset) {
   m.Input("x", kFloat, {4});
   m.Node("Gelu", {"x"}, {"y"}, "gelu");
   m.Output("y");
-  EXPECT_EQ(ImportError(m), "model.onnx: 1 unsupported node:\n  node 'gelu' (Gelu): needs opset 20, the model imports opset 17");
+  EXPECT_EQ(ImportError(m),
+            "model.onnx: 1 unsupported node:\n  node 'gelu' (Gelu): needs opset 20, the model imports opset 17");
 
   ModelBuilder m20(20);
   m20.Input("x", kFloat, {4});
@@ -133,7 +134,8 @@ TEST(ImportErrors, OldIrVersionWithoutOpsetIsOpset1AndRefused) {
   m.proto().set_ir_version(2);
   m.graph()->mutable_node(0)->set_op_type("Identity");
   std::string msg = ImportError(m);
-  EXPECT_THAT(msg, HasSubstr("model.onnx: model imports default-domain opset 1, expected 7 to 23 (older than supported)"));
+  EXPECT_THAT(msg,
+              HasSubstr("model.onnx: model imports default-domain opset 1, expected 7 to 23 (older than supported)"));
 }
 
 TEST(ImportErrors, OnlyACustomDomainImportedRefused) {
@@ -239,7 +241,8 @@ TEST(ImportErrors, InputWithUnsupportedElementType) {
   m.Input("x", kUint16, {2});
   m.Node("Relu", {"x"}, {"y"}, "relu");
   m.Output("y");
-  EXPECT_THAT(ImportError(m), HasSubstr("model.onnx: graph input 'x' has element type UINT16, expected a supported type"));
+  EXPECT_THAT(ImportError(m),
+              HasSubstr("model.onnx: graph input 'x' has element type UINT16, expected a supported type"));
 }
 
 // ---- attributes and shapes ----------------------------------------------------------------

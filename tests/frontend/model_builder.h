@@ -33,10 +33,10 @@ enum OnnxType : int32_t {
 
 // One dimension of a graph input: a value, a dim_param, or neither (Unnamed()).
 struct DimSpec {
-  DimSpec(int64_t v) : value(v) {}               // NOLINT(google-explicit-constructor)
-  DimSpec(int v) : value(v) {}                   // NOLINT(google-explicit-constructor)
-  DimSpec(const char* p) : param(p) {}           // NOLINT(google-explicit-constructor)
-  DimSpec(const std::string& p) : param(p) {}    // NOLINT(google-explicit-constructor)
+  DimSpec(int64_t v) : value(v) {}             // NOLINT(google-explicit-constructor)
+  DimSpec(int v) : value(v) {}                 // NOLINT(google-explicit-constructor)
+  DimSpec(const char* p) : param(p) {}         // NOLINT(google-explicit-constructor)
+  DimSpec(const std::string& p) : param(p) {}  // NOLINT(google-explicit-constructor)
   static DimSpec Unnamed() { return DimSpec(std::string()); }
   std::optional<int64_t> value;
   std::string param;  // empty with no value: an unnamed dim

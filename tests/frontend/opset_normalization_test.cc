@@ -2,8 +2,8 @@
 #include <cmath>
 #include <functional>
 
-#include "graph/interpreter.h"
 #include "gmock/gmock.h"
+#include "graph/interpreter.h"
 #include "gtest/gtest.h"
 #include "tests/frontend/model_builder.h"
 
@@ -96,7 +96,8 @@ TEST(OpsetNormalization, UnsqueezeAxesInputMustBeConstant) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: node 'unsq' (Unsqueeze): axes input 'axes' must be a constant"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: node 'unsq' (Unsqueeze): axes input 'axes' must be a constant"));
 }
 
 // ---- Split --------------------------------------------------------------------------------
@@ -216,6 +217,7 @@ TEST(OpsetNormalization, ClipAttributesOpset7BecomeConstantInputs) {
   m7.Output("y");
   auto g7 = Import(m7);
   ASSERT_TRUE(g7.ok()) << g7.status();
+  EXPECT_TRUE(VerifyGraph(**g7).ok()) << VerifyGraph(**g7);
   const Node& c = *(*g7)->nodes()[0];
   EXPECT_EQ(c.op, "Clip");
   EXPECT_TRUE(c.attrs.all().empty());
@@ -260,8 +262,7 @@ TEST(OpsetNormalization, ClipOpset7OnFloat16InputGetsFloat16Bounds) {
   // Clip-6 bounds are float attributes; the canonical Clip wants them in the input's dtype.
   ModelBuilder m(7);
   m.Input("x", kFloat16, {3});
-  auto* r = m.Node("Relu", {"x"}, {"r"}, "relu");
-  (void)r;
+  m.Node("Relu", {"x"}, {"r"}, "relu");
   auto* n = m.Node("Clip", {"r"}, {"y"}, "clip");
   AttrFloat(n, "min", 0.0f);
   AttrFloat(n, "max", 6.0f);
@@ -286,6 +287,7 @@ TEST(OpsetNormalization, SliceAttributesOpset9BecomeInputs) {
   m9.Output("y");
   auto g9 = Import(m9);
   ASSERT_TRUE(g9.ok()) << g9.status();
+  EXPECT_TRUE(VerifyGraph(**g9).ok()) << VerifyGraph(**g9);
   const Node& s = *(*g9)->nodes()[0];
   EXPECT_TRUE(s.attrs.all().empty());
   ASSERT_EQ(s.inputs.size(), 4u);
@@ -401,7 +403,8 @@ TEST(OpsetNormalization, PadOpset11NonConstantPadsRefused) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: node 'pad' (Pad): pads input 'pads' must be a constant"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: node 'pad' (Pad): pads input 'pads' must be a constant"));
 }
 
 // ---- Softmax ------------------------------------------------------------------------------
@@ -414,6 +417,7 @@ TEST(OpsetNormalization, SoftmaxOpset11Axis1OnRank3LowersToFlattenSoftmaxReshape
   auto g = Import(m);
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(OpSequence(**g), (std::vector<std::string>{"Flatten", "Softmax", "Shape", "Reshape"}));
+  EXPECT_TRUE(VerifyGraph(**g).ok()) << VerifyGraph(**g);
   const Node& flat = *NodesOf(**g, "Flatten")[0];
   EXPECT_EQ(flat.attrs.GetInt("axis", -7), 1);
   EXPECT_EQ(ShapeToString(flat.outputs[0]->shape), "[2,12]");
@@ -490,7 +494,8 @@ TEST(OpsetNormalization, SoftmaxOpset11AxisOutOfRange) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: node 'sm' (Softmax): axis 2 is out of range for rank 2"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: node 'sm' (Softmax): axis 2 is out of range for rank 2"));
 }
 
 TEST(OpsetNormalization, SoftmaxOpset13KeepsAxis) {
@@ -547,8 +552,9 @@ TEST(OpsetNormalization, BatchNormalizationTrainingOutputsRefused) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()),
-              HasSubstr("model.onnx: node 'bn' (BatchNormalization): training outputs (running mean/var) are not supported"));
+  EXPECT_THAT(
+      std::string(g.status().message()),
+      HasSubstr("model.onnx: node 'bn' (BatchNormalization): training outputs (running mean/var) are not supported"));
 }
 
 TEST(OpsetNormalization, DropoutOpset7Imported) {
@@ -602,15 +608,16 @@ TEST(OpsetNormalization, DropoutOpset12EmptyTrainingModeRefused) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("node 'drop' (Dropout): training_mode must be a constant false"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("node 'drop' (Dropout): training_mode must be a constant false"));
 }
 
 // ---- Cast ---------------------------------------------------------------------------------
 
 TEST(OpsetNormalization, CastToMappedToDTypeNames) {
-  const std::vector<std::pair<int32_t, std::string>> cases = {
-      {kFloat, "f32"}, {kFloat16, "f16"}, {kBfloat16, "bf16"}, {kDouble, "f64"}, {kInt64, "i64"},
-      {kInt32, "i32"}, {kInt8, "i8"},     {kUint8, "u8"},      {kBool, "bool"}};
+  const std::vector<std::pair<int32_t, std::string>> cases = {{kFloat, "f32"},  {kFloat16, "f16"}, {kBfloat16, "bf16"},
+                                                              {kDouble, "f64"}, {kInt64, "i64"},   {kInt32, "i32"},
+                                                              {kInt8, "i8"},    {kUint8, "u8"},    {kBool, "bool"}};
   for (const auto& [onnx_type, name] : cases) {
     ModelBuilder m(13);
     m.Input("x", kFloat, {2});
@@ -631,7 +638,8 @@ TEST(OpsetNormalization, CastToUnsupportedTypeRefused) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: node 'cast' (Cast): casts to STRING, expected a supported type"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: node 'cast' (Cast): casts to STRING, expected a supported type"));
 }
 
 TEST(OpsetNormalization, CastToOutOfInt32RangeRefused) {

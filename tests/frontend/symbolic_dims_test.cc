@@ -85,6 +85,7 @@ TEST(SymbolicDims, DynamicBatchReshapeChain) {
   EXPECT_EQ(SymValuesOf(graph, "target"), "batch,-1");
   EXPECT_EQ(ShapeOf(graph, "y"), "[batch,768]");
   EXPECT_EQ(graph.FindValue("y")->dtype, DType::kF32);
+  EXPECT_TRUE(VerifyGraph(graph).ok()) << VerifyGraph(graph);
   std::string text = PrintGraph(graph);
   EXPECT_THAT(text, HasSubstr("%target: i64[2] = {batch,-1} = Concat[\"concat\"](%b1, %minus_one) {axis=0}"));
   EXPECT_THAT(text, HasSubstr("%y: f32[batch,768] = Reshape[\"reshape\"](%x, %target)"));
@@ -212,6 +213,54 @@ TEST(SymbolicDims, RangeFromConstants) {
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(ShapeOf(**g, "r"), "[5]");
   EXPECT_EQ(SymValuesOf(**g, "r"), "0,1,2,3,4");
+}
+
+TEST(SymbolicDims, LayerNormMatMulKeepBatch) {
+  ModelBuilder m(17);
+  m.Input("x", kFloat, {"batch", 4, 8});
+  m.InitF32("gamma", {8}, std::vector<float>(8, 1.0f));
+  m.InitF32("beta", {8}, std::vector<float>(8, 0.0f));
+  m.InitF32("w", {8, 16}, std::vector<float>(128, 0.5f));
+  m.InitF32("b", {16}, std::vector<float>(16, 0.25f));
+  AttrFloat(m.Node("LayerNormalization", {"x", "gamma", "beta"}, {"ln"}, "ln"), "epsilon", 1e-5f);
+  m.Node("MatMul", {"ln", "w"}, {"mm"}, "matmul");
+  m.Node("Add", {"mm", "b"}, {"y"}, "add");
+  m.Output("y", kFloat);
+  auto g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(ShapeOf(**g, "ln"), "[batch,4,8]");
+  EXPECT_EQ(ShapeOf(**g, "mm"), "[batch,4,16]");
+  EXPECT_EQ(ShapeOf(**g, "y"), "[batch,4,16]");
+}
+
+TEST(SymbolicDims, ConvKeepsBatch) {
+  ModelBuilder m(13);
+  m.Input("x", kFloat, {"N", 3, 8, 8});
+  m.InitF32("w", {4, 3, 3, 3}, std::vector<float>(108, 0.1f));
+  auto* c = m.Node("Conv", {"x", "w"}, {"y"}, "conv");
+  AttrInts(c, "kernel_shape", {3, 3});
+  AttrInts(c, "pads", {1, 1, 1, 1});
+  AttrInts(c, "strides", {2, 2});
+  m.Output("y");
+  auto g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(ShapeOf(**g, "y"), "[N,4,4,4]");
+}
+
+TEST(SymbolicDims, Opset11AttentionScoresSoftmaxOnLastAxisStaysOneNode) {
+  // PyTorch's opset-11 export writes the positive last axis (3) on MatMul output scores.
+  ModelBuilder m(11);
+  m.Input("q", kFloat, {"batch", 12, 197, 64});
+  m.Input("k", kFloat, {"batch", 12, 197, 64});
+  AttrInts(m.Node("Transpose", {"k"}, {"kt"}, "kt"), "perm", {0, 1, 3, 2});
+  m.Node("MatMul", {"q", "kt"}, {"scores"}, "qk");
+  AttrInt(m.Node("Softmax", {"scores"}, {"probs"}, "softmax"), "axis", 3);
+  m.Output("probs");
+  auto g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(OpSequence(**g), (std::vector<std::string>{"Transpose", "MatMul", "Softmax"}));
+  EXPECT_EQ(NodesOf(**g, "Softmax")[0]->attrs.GetInt("axis", 0), -1);
+  EXPECT_EQ(ShapeOf(**g, "probs"), "[batch,12,197,197]");
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // TensorProto -> Tensor: raw and typed payloads, size validation, and TensorProto files.
+#include "frontend/tensor_proto.h"
+
 #include <sys/resource.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
-#include "frontend/tensor_proto.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/frontend/model_builder.h"
@@ -303,7 +304,8 @@ TEST(Initializers, RawDataLengthMismatchNamesFileTensorAndSizes) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().message(), "model.onnx: tensor 'weight': raw_data has 10 bytes, expected 12 for dims [3] of f32");
+  EXPECT_EQ(g.status().message(),
+            "model.onnx: tensor 'weight': raw_data has 10 bytes, expected 12 for dims [3] of f32");
 }
 
 TEST(Initializers, NegativeDimInInitializerRefused) {
@@ -338,7 +340,8 @@ TEST(Initializers, HugeDeclaredInitializerRefused) {
   m.Output("y");
   auto g = Import(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_THAT(std::string(g.status().message()), HasSubstr("model.onnx: tensor 'huge': declares 1000000000000 elements"));
+  EXPECT_THAT(std::string(g.status().message()),
+              HasSubstr("model.onnx: tensor 'huge': declares 1000000000000 elements"));
 }
 
 // ---- TensorProto files --------------------------------------------------------------------

@@ -6,8 +6,8 @@
 Per model:
   * the stored test sets reproduce: an op-by-op ORT run of input_K.pb gives output_K.pb
     (max |diff| / max |ref| <= REPRO_TOL), and ORT with all graph optimizations agrees within
-    OPT_TOL (a model whose result moves that much under fusions is too ill-conditioned for the
-    C++ side's rtol 1e-4 comparison);
+    OPT_TOL (conditioning: a model whose result moves more under other summation orders is
+    too ill-conditioned for the C++ side's rtol 1e-4 comparison);
   * every float tensor of the graph (not just the output) is finite and inside the fp16 range on
     the stored inputs, so half-precision targets can run the same fixtures;
   * outputs are informative over 64 fresh standard-normal inputs: no inf/NaN, the mean over
@@ -45,7 +45,9 @@ STD_FLOOR = 1e-2
 MIN_CLASSES = 8
 FP16_MAX = 65504.0
 REPRO_TOL = 1e-6
-OPT_TOL = 1e-4
+# ORT's optimized kernels sum in other orders, as gcomp's will; if that moves the outputs by more
+# than a third of the C++ side's rtol 1e-4, the fixture is too ill-conditioned to compare against.
+OPT_TOL = 3e-5
 
 
 def load_tensor(path: Path) -> tuple[str, np.ndarray]:
