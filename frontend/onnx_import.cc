@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -275,7 +276,15 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> Importer::ConstInts(const on
   ASSIGN_OR_RETURN(Value * v, Input(n, name, i));
   if (!v) return std::optional<std::vector<int64_t>>();
   if (!v->is_constant()) {
-    return NodeFail(n, name, absl::StrCat(what, " input '", v->name, "' must be a constant (initializer or Constant)"));
+    // Values that shape inference already knows (shape arithmetic on static dims) count too.
+    if (!IsFloat(v->dtype) && v->sym_values &&
+        std::all_of(v->sym_values->begin(), v->sym_values->end(), [](const Dim& d) { return d.IsConst(); })) {
+      std::vector<int64_t> vals;
+      for (const Dim& d : *v->sym_values) vals.push_back(d.value());
+      return std::optional<std::vector<int64_t>>(vals);
+    }
+    return NodeFail(n, name, absl::StrCat(what, " input '", v->name,
+                                          "' must be a constant (initializer, Constant or static shape arithmetic)"));
   }
   if (IsFloat(v->constant->dtype())) {
     return NodeFail(n, name, absl::StrCat(what, " input '", v->name, "' has dtype ", DTypeName(v->constant->dtype()),

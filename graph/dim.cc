@@ -123,7 +123,7 @@ absl::StatusOr<int64_t> Dim::Evaluate(const std::map<std::string, int64_t>& bind
 std::string Dim::ToString() const {
   if (terms_.empty()) return "0";
   std::string out;
-  // Highest-degree terms first, constants last: "2*batch+1".
+  // Highest-degree terms first, constants last: "batch*2+1".
   std::vector<std::pair<std::vector<std::string>, int64_t>> ordered(terms_.begin(), terms_.end());
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& x, const auto& y) { return x.first.size() > y.first.size(); });
@@ -139,12 +139,10 @@ std::string Dim::ToString() const {
       absl::StrAppend(&out, c);
       continue;
     }
-    if (c == -1) {
-      out += "-";
-    } else if (c != 1) {
-      absl::StrAppend(&out, c, "*");
-    }
+    // Symbols first, then the coefficient: "batch*197" (as DESIGN.md writes them).
+    if (c == -1) out += "-";
     out += absl::StrJoin(key, "*");
+    if (c != 1 && c != -1) absl::StrAppend(&out, "*", c);
   }
   return out;
 }

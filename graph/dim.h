@@ -1,5 +1,5 @@
 // Symbolic dimensions: a dim is an integer or a polynomial with integer coefficients over named
-// symbols ("batch", "batch*197", "2*batch+1"). Arithmetic is overflow-checked.
+// symbols ("batch", "batch*197", "batch*2+1"). Arithmetic is overflow-checked.
 #pragma once
 
 #include <cstdint>

@@ -16,11 +16,11 @@ TEST(DimTest, ConstantsAndSymbols) {
 
 TEST(DimTest, ArithmeticPrintsCanonically) {
   Dim b = Dim::Symbol("batch");
-  EXPECT_EQ(Dim::Mul(b, Dim(197))->ToString(), "197*batch");
-  EXPECT_EQ(Dim::Mul(Dim(12), b)->ToString(), "12*batch");
+  EXPECT_EQ(Dim::Mul(b, Dim(197))->ToString(), "batch*197");
+  EXPECT_EQ(Dim::Mul(Dim(12), b)->ToString(), "batch*12");
   Dim two_b_plus_one = *Dim::Add(*Dim::Mul(b, Dim(2)), Dim(1));
-  EXPECT_EQ(two_b_plus_one.ToString(), "2*batch+1");
-  EXPECT_EQ(Dim::Sub(two_b_plus_one, Dim(1))->ToString(), "2*batch");
+  EXPECT_EQ(two_b_plus_one.ToString(), "batch*2+1");
+  EXPECT_EQ(Dim::Sub(two_b_plus_one, Dim(1))->ToString(), "batch*2");
   EXPECT_EQ(*Dim::Sub(b, b), Dim(0));
   EXPECT_EQ(Dim::Mul(b, Dim::Symbol("seq"))->ToString(), "batch*seq");
 }
@@ -58,7 +58,7 @@ TEST(DimTest, Evaluate) {
 TEST(DimTest, ShapeHelpers) {
   Shape s = {Dim::Symbol("batch"), Dim(3), Dim(224), Dim(224)};
   EXPECT_EQ(ShapeToString(s), "[batch,3,224,224]");
-  EXPECT_EQ(NumElements(s)->ToString(), "150528*batch");
+  EXPECT_EQ(NumElements(s)->ToString(), "batch*150528");
   EXPECT_FALSE(ConcreteDims(s).has_value());
   EXPECT_EQ(*ConcreteDims(ShapeFromInts({1, 2})), (std::vector<int64_t>{1, 2}));
 }

@@ -136,9 +136,9 @@ TEST(ShapeOpsTest, SymbolicBatchFlowsThroughShapeChain) {
   Value* y = add("Reshape", {x, spec});
   g.AddOutput(y);
   ASSERT_TRUE(InferShapes(g).ok());
-  EXPECT_EQ(ShapeToString(y->shape), "[12*batch,197,64]");
+  EXPECT_EQ(ShapeToString(y->shape), "[batch*12,197,64]");
   ASSERT_TRUE(VerifyGraph(g).ok());
-  EXPECT_NE(PrintGraph(g).find("= {12*batch,197,-1}"), std::string::npos) << PrintGraph(g);
+  EXPECT_NE(PrintGraph(g).find("= {batch*12,197,-1}"), std::string::npos) << PrintGraph(g);
   std::vector<float> data(2 * 197 * 768, 1.0f);
   auto out = RunReference(g, {{"x", Tensor::FromF32({2, 197, 768}, data)}});
   ASSERT_TRUE(out.ok()) << out.status();
