@@ -64,9 +64,14 @@ absl::StatusOr<AttrValue> ConvertAttribute(const onnx::AttributeProto& a, const 
       ASSIGN_OR_RETURN(Tensor t, TensorFromProto(a.t(), base_dir));
       return AttrValue(std::move(t));
     }
-    default:
-      return absl::InvalidArgumentError(absl::StrCat("attribute '", a.name(), "' has type ", type,
-                                                     " (graphs, sparse tensors and type protos are not supported)"));
+    default: {
+      std::string type_name = A::AttributeType_IsValid(type) ? A::AttributeType_Name(type) : "";
+      if (type_name.empty()) type_name = absl::StrCat(type);
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute '", a.name(), "' has type ", type_name,
+                       ", expected FLOAT, INT, STRING, TENSOR, FLOATS, INTS or STRINGS (subgraphs, sparse tensors and "
+                       "type protos are not supported)"));
+    }
   }
 }
 
@@ -199,6 +204,18 @@ absl::Status Importer::AddInputs() {
                               : absl::StrCat("unk_", in.name(), "_", d);
         if (std::find(g_->symbols.begin(), g_->symbols.end(), sym) == g_->symbols.end()) g_->symbols.push_back(sym);
         shape.push_back(Dim::Symbol(sym));
+      }
+    }
+    // A concrete input larger than any tensor gcomp can hold could never be fed; refuse it here.
+    if (auto dims = ConcreteDims(shape)) {
+      auto numel = CheckedNumElements(*dims);
+      int64_t bytes = 0;
+      if (!numel.ok() || __builtin_mul_overflow(*numel, static_cast<int64_t>(DTypeSize(*dtype)), &bytes) ||
+          bytes > kMaxTensorBytes) {
+        return Fail(absl::StrCat("graph input '", in.name(), "' has shape ", ShapeToString(shape), " (",
+                                 numel.ok() ? absl::StrCat(*numel, " ", DTypeName(*dtype), " elements")
+                                            : std::string(numel.status().message()),
+                                 "), expected at most ", kMaxTensorBytes >> 30, " GiB"));
       }
     }
     auto v = g_->AddInput(in.name(), *dtype, shape);
@@ -383,7 +400,16 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     return false;
   };
   auto trim_inputs = [&](size_t keep) { ins.resize(std::min(ins.size(), keep)); };
+  // Whether an integer input's values are known now (constant or static shape arithmetic). One
+  // known only at run time (a graph input) stays an input; its op's shape is then data-dependent.
+  auto known_now = [&](size_t i) {
+    const Value* v = i < ins.size() ? ins[i] : nullptr;
+    return !v || v->is_constant() ||
+           (v->sym_values &&
+            std::all_of(v->sym_values->begin(), v->sym_values->end(), [](const Dim& d) { return d.IsConst(); }));
+  };
   auto axes_to_attr = [&](int input_index, const char* attr) -> absl::Status {
+    if (!known_now(static_cast<size_t>(input_index))) return absl::OkStatus();
     ASSIGN_OR_RETURN(auto axes, ConstInts(n, name, input_index, attr));
     if (axes) attrs.Set(attr, *axes);
     trim_inputs(static_cast<size_t>(input_index));
@@ -440,7 +466,10 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     ins = {x, s, e, ax};
     attrs = {};
   } else if (op == "Pad") {
-    if (opset_ >= 11) {
+    const bool value_known = ins.size() < 3 || !ins[2] || ins[2]->is_constant();
+    if (opset_ >= 11 && (!known_now(1) || !known_now(3) || !value_known)) {
+      // Keeps the inputs (pads, constant_value, axes): some are known only at run time.
+    } else if (opset_ >= 11) {
       ASSIGN_OR_RETURN(auto pads, ConstInts(n, name, 1, "pads"));
       if (!pads) return NodeFail(n, name, "pads input is missing");
       float value = 0.0f;
@@ -477,8 +506,6 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     if (attrs.GetInt("is_test", 1) == 0 && opset_ < 7) return NodeFail(n, name, "is_test=0 is not supported");
     trim_inputs(1);
     attrs = {};
-  } else if (op == "MaxPool") {
-    if (extra_outputs_used(1)) return NodeFail(n, name, "the Indices output is not supported");
   } else if (op == "LayerNormalization" || op == "Attention") {
     // Same signature in every opset gcomp reads.
   } else if (op == "Softmax" && opset_ < 13) {
@@ -561,6 +588,9 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {  // protobuf's CodedInputStream takes an int size
     return absl::InvalidArgumentError(absl::StrCat(source, ": model has ", bytes.size(),
                                                    " bytes, over protobuf's 2 GiB limit (use external data)"));
+  }
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": file is empty, expected an ONNX model (ModelProto)"));
   }
   onnx::ModelProto model;
   google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),

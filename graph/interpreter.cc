@@ -36,8 +36,9 @@ absl::Status BindInput(const Value& v, const Tensor& t, std::map<std::string, in
     if (syms.size() == 1 && dim == Dim::Symbol(syms[0])) {
       auto [it, inserted] = symbols.emplace(syms[0], actual);
       if (!inserted && it->second != actual) {
-        return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", shape_str, ": ",
-                                                       syms[0], " is ", it->second, " elsewhere"));
+        return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", shape_str, ", expected ",
+                                                       ShapeToString(v.shape), " with ", syms[0], " = ", it->second,
+                                                       " (bound by an earlier input)"));
       }
     }
   }
@@ -54,16 +55,23 @@ absl::StatusOr<std::map<std::string, Tensor>> RunReference(const Graph& graph,
   for (const Value* v : graph.inputs()) {
     auto it = inputs.find(v->name);
     if (it == inputs.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("missing graph input '", v->name, "'"));
+      return absl::InvalidArgumentError(absl::StrCat(graph.source, ": missing graph input '", v->name, "' (expected ",
+                                                     DTypeName(v->dtype), ShapeToString(v->shape), ")"));
     }
-    RETURN_IF_ERROR(BindInput(*v, it->second, symbols));
+    if (absl::Status s = BindInput(*v, it->second, symbols); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(graph.source, ": ", s.message()));
+    }
     env[v] = it->second;
   }
   for (const auto& [name, t] : inputs) {
     const Value* v = graph.FindValue(name);
     if (!v || v->producer || v->is_constant() ||
         std::find(graph.inputs().begin(), graph.inputs().end(), v) == graph.inputs().end()) {
-      return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not an input of the graph"));
+      std::vector<std::string> names;
+      for (const Value* in : graph.inputs()) names.push_back(in->name);
+      return absl::InvalidArgumentError(absl::StrCat(
+          graph.source, ": '", name,
+          "' is not an input of the graph, expected one of: ", names.empty() ? "(none)" : absl::StrJoin(names, ", ")));
     }
   }
   // Remaining uses of each value, to free intermediates early.

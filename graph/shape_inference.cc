@@ -65,6 +65,29 @@ std::optional<std::vector<std::vector<Dim>>> Evaluate(const Node& node, const st
   return values;
 }
 
+// Refuses an output no tensor could hold (over kMaxTensorBytes, or an element count that
+// overflows int64), so that huge Range/ConstantOfShape/Expand requests fail here, not when run.
+absl::Status CheckOutputSize(const Graph& g, const Node& n, const std::string& name, const OutputInfo& o) {
+  auto too_large = [&](const std::string& size) {
+    return Prefixed(
+        g, n,
+        absl::InvalidArgumentError(absl::StrCat("output '", name, "' has shape ", ShapeToString(o.shape), " (", size,
+                                                "), expected at most ", kMaxTensorBytes >> 30, " GiB")));
+  };
+  auto dims = ConcreteDims(o.shape);
+  if (!dims) {
+    if (!NumElements(o.shape).ok()) return too_large("its element count overflows int64");
+    return absl::OkStatus();
+  }
+  auto numel = CheckedNumElements(*dims);
+  if (!numel.ok()) return too_large("its element count overflows int64");
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(*numel, static_cast<int64_t>(DTypeSize(o.dtype)), &bytes) || bytes > kMaxTensorBytes) {
+    return too_large(absl::StrCat(*numel, " ", DTypeName(o.dtype), " elements"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status InferNode(const Graph& graph, Node& node) {
@@ -104,6 +127,7 @@ absl::Status InferNode(const Graph& graph, Node& node) {
                                          *c, " in shape ", ShapeToString(o.shape))));
       }
     }
+    RETURN_IF_ERROR(CheckOutputSize(graph, node, v->name, o));
     v->dtype = o.dtype;
     v->shape = o.shape;
     v->sym_values = o.sym_values;

@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(build-essential cmake ninja-build pkg-config libprotobuf-dev protobuf-compiler libabsl-dev
-      libonnx-dev libgtest-dev libgmock-dev python3 python3-venv python3-pip python3-torch
+      libonnx-dev libonnx-testdata libgtest-dev libgmock-dev python3 python3-venv python3-pip python3-torch
       python3-torchvision)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -393,18 +393,25 @@ absl::StatusOr<std::vector<OutputInfo>> PoolShape(const InferContext& ctx, PoolK
     ASSIGN_OR_RETURN(AxisGeometry g, AxisOutput(win, i, x[2 + i], ctx.InputName(0)));
     out.push_back(g.out);
   }
-  return One(t, out);
+  std::vector<OutputInfo> outs = One(t, out);
+  if (kind == PoolKind::kMax) outs.push_back(ops::Out(DType::kI64, out));  // Indices
+  return outs;
 }
 
 // Pooling over each window's taps. MaxPool ignores padding (an all-padding window gives the
 // lowest float, as ONNX Runtime does). AveragePool divides by the taps inside the input, or with
-// count_include_pad by the taps inside the padded input [-pad_begin, in + pad_end).
+// count_include_pad by the taps inside the padded input [-pad_begin, in + pad_end). MaxPool's
+// optional Indices output holds the flat index of each maximum in the whole input (N, C and the
+// spatial axes), with the spatial axes row-major (storage_order 0) or column-major (1); the first
+// maximum in window order wins.
 absl::Status PoolKernel(KernelContext& k, PoolKind kind) {
   const Tensor& xt = *k.in(0);
   Tensor& yt = k.outputs[0];
   ASSIGN_OR_RETURN(Window win, PoolWindow(k.attrs(), xt.dims().size() - 2));
   ASSIGN_OR_RETURN(Geometry3 g, ConcreteGeometry(win, xt.dims(), yt.dims()));
   const bool include_pad = k.attrs().GetInt("count_include_pad", 0) == 1;
+  const bool column_major = k.attrs().GetInt("storage_order", 0) == 1;
+  Tensor* indices = kind == PoolKind::kMax && k.outputs.size() > 1 ? &k.outputs[1] : nullptr;
   const int64_t planes = xt.dims()[0] * xt.dims()[1];
   const int64_t in_plane = g.in_size(), out_plane = g.out_size();
   std::vector<float> x = ReadF32(xt);
@@ -418,6 +425,7 @@ absl::Status PoolKernel(KernelContext& k, PoolKind kind) {
         for (int64_t ow = 0; ow < g.out[2]; ++ow) {
           const int64_t start[3] = {od * g.s[0] - g.pb[0], oh * g.s[1] - g.pb[1], ow * g.s[2] - g.pb[2]};
           float max_v = std::numeric_limits<float>::lowest();
+          int64_t max_at = -1;  // spatial offset of the maximum
           double sum = 0.0;
           int64_t count = 0;
           for (int64_t kd = 0; kd < g.k[0]; ++kd) {
@@ -428,6 +436,9 @@ absl::Status PoolKernel(KernelContext& k, PoolKind kind) {
                 const int64_t iw = start[2] + kw * g.d[2];
                 if (inside(id, 0, g.in[0]) && inside(ih, 0, g.in[1]) && inside(iw, 0, g.in[2])) {
                   const float v = xp[(id * g.in[1] + ih) * g.in[2] + iw];
+                  if (max_at < 0 || (!std::isnan(max_v) && (std::isnan(v) || v > max_v))) {
+                    max_at = column_major ? id + g.in[0] * (ih + g.in[1] * iw) : (id * g.in[1] + ih) * g.in[2] + iw;
+                  }
                   max_v = std::isnan(v) ? v : (std::isnan(max_v) ? max_v : std::max(max_v, v));
                   sum += v;
                   ++count;
@@ -438,8 +449,9 @@ absl::Status PoolKernel(KernelContext& k, PoolKind kind) {
               }
             }
           }
-          yp[(od * g.out[1] + oh) * g.out[2] + ow] =
-              kind == PoolKind::kMax ? max_v : static_cast<float>(sum / static_cast<double>(count));
+          const int64_t o = (od * g.out[1] + oh) * g.out[2] + ow;
+          yp[o] = kind == PoolKind::kMax ? max_v : static_cast<float>(sum / static_cast<double>(count));
+          if (indices) indices->SetI64(p * out_plane + o, max_at < 0 ? -1 : p * in_plane + max_at);
         }
       }
     }
@@ -455,6 +467,7 @@ OpDef Pool(const std::string& name, PoolKind kind) {
              {"kernel_shape", AttrType::kInts, true}, {"pads", AttrType::kInts},     {"strides", AttrType::kInts}};
   d.attrs.push_back(kind == PoolKind::kMax ? AttrSpec{"storage_order", AttrType::kInt}
                                            : AttrSpec{"count_include_pad", AttrType::kInt});
+  if (kind == PoolKind::kMax) d.max_outputs = 2;
   d.shape = [kind](const InferContext& ctx) { return PoolShape(ctx, kind); };
   d.kernel = [kind](KernelContext& k) { return PoolKernel(k, kind); };
   return d;

@@ -1,6 +1,8 @@
 // Elementwise ops: unary math, binary arithmetic with broadcasting, comparisons, Where, Cast,
 // Identity and inference-mode Dropout.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "graph/ops/op_helpers.h"
 #include "graph/status_macros.h"
@@ -303,11 +305,14 @@ OpDef CopyOp(const std::string& name, int max_inputs, int max_outputs) {
 }
 
 OpDef Clip() {
-  // Canonical form (opset 11+): optional scalar inputs min and max.
+  // Canonical form (opset 11+): optional scalar inputs min and max. Opset 12+ also clips
+  // integers, compared exactly in int64.
   OpDef d = Unary("Clip", nullptr);
   d.max_inputs = 3;
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
-    RETURN_IF_ERROR(ExpectFloat(ctx, 0));
+    if (ctx.in(0).dtype == DType::kBool) {
+      return ctx.Error(ctx.InputName(0), " has dtype bool, expected a number type");
+    }
     for (size_t i = 1; i < 3; ++i) {
       if (!ctx.has(i)) continue;
       RETURN_IF_ERROR(ops::ExpectSameDType(ctx, 0, i));
@@ -318,6 +323,13 @@ OpDef Clip() {
     return One(ctx.in(0).dtype, ctx.in(0).shape);
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
+    if (!IsFloat(k.in(0)->dtype())) {
+      const Tensor& x = *k.in(0);
+      const int64_t lo = k.in(1) ? k.in(1)->GetI64(0) : INT64_MIN;
+      const int64_t hi = k.in(2) ? k.in(2)->GetI64(0) : INT64_MAX;
+      for (int64_t i = 0; i < x.numel(); ++i) k.outputs[0].SetI64(i, std::min(std::max(x.GetI64(i), lo), hi));
+      return absl::OkStatus();
+    }
     float lo = k.in(1) ? k.in(1)->GetF32(0) : -INFINITY;
     float hi = k.in(2) ? k.in(2)->GetF32(0) : INFINITY;
     std::vector<float> x = ReadF32(*k.in(0));

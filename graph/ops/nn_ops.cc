@@ -355,9 +355,11 @@ OpDef LayerNormalization() {
 
 // ---- ReduceMean / ReduceSum ---------------------------------------------------------------
 
-// Reduced axes (sorted, normalized) per the canonical attributes; empty with noop means identity.
-absl::StatusOr<std::vector<int64_t>> ReduceAxes(const Attributes& attrs, int64_t rank, bool* noop) {
-  std::vector<int64_t> axes = attrs.GetInts("axes");
+// Reduced axes (sorted, normalized) from the `axes` attribute or, when the frontend kept it as
+// an input because its values are known only at run time, from input 1; empty with noop means
+// identity.
+absl::StatusOr<std::vector<int64_t>> ReduceAxes(const Attributes& attrs, std::vector<int64_t> axes, int64_t rank,
+                                                bool* noop) {
   *noop = false;
   if (axes.empty()) {
     if (attrs.GetInt("noop_with_empty_axes", 0) == 1) {
@@ -389,14 +391,26 @@ enum class ReduceKind { kSum, kMean };
 OpDef Reduce(const std::string& name, ReduceKind kind) {
   OpDef d;
   d.name = name;
+  d.max_inputs = 2;
   d.attrs = {{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     DType t = ctx.in(0).dtype;
     if (t == DType::kBool) return ctx.Error(ctx.InputName(0), " has dtype bool, expected a number type");
     ASSIGN_OR_RETURN(bool keep, Flag(ctx, "keepdims", 1));
     RETURN_IF_ERROR(Flag(ctx, "noop_with_empty_axes", 0).status());
+    std::vector<int64_t> given = ctx.attrs().GetInts("axes");
+    if (ctx.has(1)) {
+      RETURN_IF_ERROR(ops::ExpectInteger(ctx, 1));
+      ASSIGN_OR_RETURN(int64_t count, ops::VectorLength(ctx, 1));
+      std::optional<std::vector<int64_t>> values = ctx.IntValues(1);
+      if (count > 0 && !values) {  // axes known only at run time
+        if (count > ctx.rank(0)) return ctx.Error("reduces ", count, " axes of a rank-", ctx.rank(0), " input");
+        return One(t, ops::DataDependentShape(ctx, 0, keep ? ctx.rank(0) : ctx.rank(0) - count));
+      }
+      if (values) given = *values;
+    }
     bool noop = false;
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, ReduceAxes(ctx.attrs(), ctx.rank(0), &noop));
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes, ReduceAxes(ctx.attrs(), given, ctx.rank(0), &noop));
     if (noop) return One(t, ctx.in(0).shape);
     Shape out;
     for (int64_t i = 0; i < ctx.rank(0); ++i) {
@@ -413,7 +427,8 @@ OpDef Reduce(const std::string& name, ReduceKind kind) {
     const Tensor& xt = *k.in(0);
     Tensor& yt = k.outputs[0];
     bool noop = false;
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, ReduceAxes(k.attrs(), xt.rank(), &noop));
+    std::vector<int64_t> given = k.in(1) ? k.in(1)->ToI64() : k.attrs().GetInts("axes");
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes, ReduceAxes(k.attrs(), given, xt.rank(), &noop));
     if (noop) {
       std::copy(xt.data(), xt.data() + xt.nbytes(), yt.mutable_data());
       return absl::OkStatus();

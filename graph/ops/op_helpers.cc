@@ -16,8 +16,9 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
     } else if (da == one) {
       out[i] = db;
     } else if (da.IsConst() && db.IsConst()) {
-      return absl::InvalidArgumentError(absl::StrCat("shapes ", ShapeToString(a), " and ",
-                                                     ShapeToString(b), " do not broadcast"));
+      return absl::InvalidArgumentError(absl::StrCat("shapes ", ShapeToString(a), " and ", ShapeToString(b),
+                                                     " do not broadcast: ", da.value(), " vs ", db.value(),
+                                                     " at output axis ", i, ", expected equal sizes or 1"));
     } else {
       out[i] = da.IsConst() ? da : db;  // the symbol must equal the constant at run time
     }
@@ -60,6 +61,28 @@ absl::Status ExpectSameDType(const InferContext& ctx, size_t i, size_t j) {
                      DTypeName(ctx.in(i).dtype), " like ", ctx.InputName(i));
   }
   return absl::OkStatus();
+}
+
+Dim DataDependentDim(const InferContext& ctx, size_t output, size_t axis) {
+  return Dim::Symbol(absl::StrCat("?", ctx.node().name, ":", output, ":", axis));
+}
+
+Shape DataDependentShape(const InferContext& ctx, size_t output, int64_t rank) {
+  Shape s;
+  for (int64_t i = 0; i < rank; ++i) s.push_back(DataDependentDim(ctx, output, static_cast<size_t>(i)));
+  return s;
+}
+
+bool IsDataDependentSymbol(const std::string& symbol) { return !symbol.empty() && symbol[0] == '?'; }
+
+absl::StatusOr<int64_t> VectorLength(const InferContext& ctx, size_t i) {
+  if (ctx.rank(i) != 1) return ctx.Error(ctx.InputName(i), " has rank ", ctx.rank(i), ", expected 1");
+  std::optional<int64_t> n = ctx.in(i).shape[0].ConstValue();
+  if (!n) {
+    return ctx.Error(ctx.InputName(i), " has symbolic length ", ctx.in(i).shape[0].ToString(),
+                     ", expected a constant (it sets the output rank)");
+  }
+  return *n;
 }
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {

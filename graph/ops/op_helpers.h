@@ -32,6 +32,16 @@ inline std::vector<float> ReadF32(const Tensor& t) { return t.ToF32(); }
 void WriteF32(Tensor& t, const std::vector<float>& v);
 void WriteI64(Tensor& t, const std::vector<int64_t>& v);
 
+// Data-dependent dims: where an output dim depends on the values of a tensor known only at run
+// time (a Reshape target or Slice starts fed as a graph input), shape inference gives it a fresh
+// symbol "?NODE:OUTPUT:AXIS". The interpreter infers shapes again with the data, so the reference
+// runs such graphs; a backend that plans memory ahead of time must refuse these symbols.
+Dim DataDependentDim(const InferContext& ctx, size_t output, size_t axis);
+Shape DataDependentShape(const InferContext& ctx, size_t output, int64_t rank);
+bool IsDataDependentSymbol(const std::string& symbol);
+// Number of entries of 1-D input i (an axes, pads or shape input), which must be a constant dim.
+absl::StatusOr<int64_t> VectorLength(const InferContext& ctx, size_t i);
+
 // Product of dims[begin:end) (concrete).
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 

@@ -126,9 +126,9 @@ OpDef Reshape() {
     RETURN_IF_ERROR(ops::ExpectInteger(ctx, 1));
     if (ctx.rank(1) != 1) return ctx.Error(ctx.InputName(1), " has rank ", ctx.rank(1), ", expected 1");
     auto spec = ctx.DimValues(1);
-    if (!spec) {
-      return ctx.Error("the target shape ", ctx.InputName(1),
-                       " is not computable at compile time (expected a constant or a shape expression)");
+    if (!spec) {  // a target known only at run time
+      ASSIGN_OR_RETURN(int64_t rank, ops::VectorLength(ctx, 1));
+      return One(ctx.in(0).dtype, ops::DataDependentShape(ctx, 0, rank));
     }
     ASSIGN_OR_RETURN(Shape out, ReshapeTarget(ctx, ctx.in(0).shape, *spec, ctx.attrs().GetInt("allowzero", 0)));
     OutputInfo o = Out(ctx.in(0).dtype, out);
@@ -222,22 +222,44 @@ absl::StatusOr<std::vector<int64_t>> NormalizedAxes(const InferContext& ctx, con
   return out;
 }
 
+// Axes of Squeeze/Unsqueeze: the `axes` attribute, or input 1 (kept as an input by the frontend
+// when its values are known only at run time). Sets `*count` and returns nullopt when only the
+// number of axes is known.
+absl::StatusOr<std::optional<std::vector<int64_t>>> AxesOf(const InferContext& ctx, int64_t* count) {
+  if (ctx.attrs().Has("axes") || !ctx.has(1)) {
+    std::vector<int64_t> axes = ctx.attrs().GetInts("axes");
+    *count = static_cast<int64_t>(axes.size());
+    return std::optional<std::vector<int64_t>>(axes);
+  }
+  RETURN_IF_ERROR(ops::ExpectInteger(ctx, 1));
+  ASSIGN_OR_RETURN(*count, ops::VectorLength(ctx, 1));
+  if (*count == 0) return std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+  return ctx.IntValues(1);
+}
+
 OpDef Squeeze() {
   OpDef d;
   d.name = "Squeeze";
+  d.max_inputs = 2;
   d.attrs = {{"axes", AttrType::kInts}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     const Shape& s = ctx.in(0).shape;
+    int64_t count = 0;
+    ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given, AxesOf(ctx, &count));
+    if (!given) {
+      if (count > ctx.rank(0)) return ctx.Error("squeezes ", count, " axes of a rank-", ctx.rank(0), " input");
+      return One(ctx.in(0).dtype, ops::DataDependentShape(ctx, 0, ctx.rank(0) - count));
+    }
     std::vector<int64_t> axes;
-    if (ctx.attrs().Has("axes")) {
-      ASSIGN_OR_RETURN(axes, NormalizedAxes(ctx, ctx.attrs().GetInts("axes"), ctx.rank(0)));
+    if (!given->empty()) {
+      ASSIGN_OR_RETURN(axes, NormalizedAxes(ctx, *given, ctx.rank(0)));
       for (int64_t a : axes) {
         if (s[a].IsConst() && s[a].value() != 1) {
           return ctx.Error("cannot squeeze axis ", a, " of shape ", ShapeToString(s), ": its size is ", s[a].value(),
                            ", expected 1");
         }
       }
-    } else {
+    } else {  // no axes: every axis of size 1
       for (size_t i = 0; i < s.size(); ++i) {
         if (!s[i].IsConst()) return ctx.Error("Squeeze without axes on symbolic shape ", ShapeToString(s));
         if (s[i].value() == 1) axes.push_back(static_cast<int64_t>(i));
@@ -261,12 +283,16 @@ OpDef Squeeze() {
 OpDef Unsqueeze() {
   OpDef d;
   d.name = "Unsqueeze";
-  d.attrs = {{"axes", AttrType::kInts, true}};
+  d.max_inputs = 2;
+  d.attrs = {{"axes", AttrType::kInts}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     const Shape& s = ctx.in(0).shape;
-    std::vector<int64_t> given = ctx.attrs().GetInts("axes");
-    int64_t out_rank = ctx.rank(0) + static_cast<int64_t>(given.size());
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, NormalizedAxes(ctx, given, out_rank));
+    if (!ctx.attrs().Has("axes") && !ctx.has(1)) return ctx.Error("axes are missing (attribute or input 1)");
+    int64_t count = 0;
+    ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given, AxesOf(ctx, &count));
+    int64_t out_rank = ctx.rank(0) + count;
+    if (!given) return One(ctx.in(0).dtype, ops::DataDependentShape(ctx, 0, out_rank));
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes, NormalizedAxes(ctx, *given, out_rank));
     Shape out;
     size_t src = 0;
     for (int64_t i = 0; i < out_rank; ++i) {
@@ -351,11 +377,23 @@ OpDef Concat() {
 
 // ---- Split --------------------------------------------------------------------------------
 
-// Split sizes: the `split` attribute, or `num_outputs` (opset 18: ceil-sized chunks), or equal.
+// Split sizes: the `split` attribute or input 1 (opset 13), or `num_outputs` (opset 18:
+// ceil-sized chunks), or equal. A split input known only at run time gives data-dependent sizes.
 absl::StatusOr<std::vector<Dim>> SplitSizes(const InferContext& ctx, const Dim& len, int64_t n) {
   std::vector<Dim> sizes;
+  std::optional<std::vector<int64_t>> given;
   if (ctx.attrs().Has("split")) {
-    std::vector<int64_t> split = ctx.attrs().GetInts("split");
+    given = ctx.attrs().GetInts("split");
+  } else if (ctx.has(1)) {
+    RETURN_IF_ERROR(ops::ExpectInteger(ctx, 1));
+    given = ctx.IntValues(1);
+    if (!given) {
+      for (int64_t i = 0; i < n; ++i) sizes.push_back(ops::DataDependentDim(ctx, static_cast<size_t>(i), 0));
+      return sizes;
+    }
+  }
+  if (given) {
+    const std::vector<int64_t>& split = *given;
     if (static_cast<int64_t>(split.size()) != n) {
       return ctx.Error("split has ", split.size(), " sizes for ", n, " outputs");
     }
@@ -388,6 +426,7 @@ absl::StatusOr<std::vector<Dim>> SplitSizes(const InferContext& ctx, const Dim& 
 OpDef Split() {
   OpDef d;
   d.name = "Split";
+  d.max_inputs = 2;
   d.max_outputs = 1 << 16;
   d.attrs = {{"axis", AttrType::kInt}, {"split", AttrType::kInts}, {"num_outputs", AttrType::kInt}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
@@ -497,9 +536,13 @@ OpDef Slice() {
   d.min_inputs = 3;
   d.max_inputs = 5;
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
+    bool known = true;
     for (size_t i = 1; i < 5; ++i) {
-      if (ctx.has(i)) RETURN_IF_ERROR(ops::ExpectInteger(ctx, i));
+      if (!ctx.has(i)) continue;
+      RETURN_IF_ERROR(ops::ExpectInteger(ctx, i));
+      known = known && ctx.IntValues(i).has_value();
     }
+    if (!known) return One(ctx.in(0).dtype, ops::DataDependentShape(ctx, 0, ctx.rank(0)));
     ASSIGN_OR_RETURN(SliceSpec s, ReadSliceSpec(ctx));
     Shape out = ctx.in(0).shape;
     std::vector<SliceAxis> resolved(out.size(), SliceAxis{0, 1, -1});
@@ -609,11 +652,12 @@ OpDef Gather() {
 
 // ---- Expand / ConstantOfShape / Range -----------------------------------------------------
 
-absl::StatusOr<std::vector<Dim>> ShapeInput(const InferContext& ctx, size_t i) {
+// A shape input's values; nullopt when they are known only at run time.
+absl::StatusOr<std::optional<std::vector<Dim>>> ShapeInput(const InferContext& ctx, size_t i) {
   RETURN_IF_ERROR(ops::ExpectInteger(ctx, i));
   if (ctx.rank(i) != 1) return ctx.Error(ctx.InputName(i), " has rank ", ctx.rank(i), ", expected 1");
   auto v = ctx.DimValues(i);
-  if (!v) return ctx.Error(ctx.InputName(i), " is not computable at compile time (expected a constant or a shape expression)");
+  if (!v) return std::optional<std::vector<Dim>>();
   for (const Dim& d : *v) {
     if (auto c = d.ConstValue(); c && *c < 0) {
       return ctx.Error(ctx.InputName(i), " has negative dimension ", *c);
@@ -627,8 +671,12 @@ OpDef Expand() {
   d.name = "Expand";
   d.min_inputs = d.max_inputs = 2;
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
-    ASSIGN_OR_RETURN(std::vector<Dim> target, ShapeInput(ctx, 1));
-    ASSIGN_OR_RETURN(Shape out, BroadcastShapes(ctx.in(0).shape, Shape(target.begin(), target.end())));
+    ASSIGN_OR_RETURN(std::optional<std::vector<Dim>> target, ShapeInput(ctx, 1));
+    if (!target) {
+      ASSIGN_OR_RETURN(int64_t n, ops::VectorLength(ctx, 1));
+      return One(ctx.in(0).dtype, ops::DataDependentShape(ctx, 0, std::max(n, ctx.rank(0))));
+    }
+    ASSIGN_OR_RETURN(Shape out, BroadcastShapes(ctx.in(0).shape, Shape(target->begin(), target->end())));
     return One(ctx.in(0).dtype, out);
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
@@ -646,10 +694,15 @@ OpDef ConstantOfShape() {
   d.name = "ConstantOfShape";
   d.attrs = {{"value", AttrType::kTensor}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
-    ASSIGN_OR_RETURN(std::vector<Dim> target, ShapeInput(ctx, 0));
     const Tensor* v = ctx.attrs().GetTensor("value");
     if (v && v->numel() != 1) return ctx.Error("attribute 'value' has ", v->numel(), " elements, expected 1");
     DType t = v ? v->dtype() : DType::kF32;
+    ASSIGN_OR_RETURN(std::optional<std::vector<Dim>> known, ShapeInput(ctx, 0));
+    if (!known) {
+      ASSIGN_OR_RETURN(int64_t n, ops::VectorLength(ctx, 0));
+      return One(t, ops::DataDependentShape(ctx, 0, n));
+    }
+    const std::vector<Dim>& target = *known;
     OutputInfo o = Out(t, Shape(target.begin(), target.end()));
     if (!IsFloat(t) && target.size() == 1 && target[0].IsConst() && target[0].value() <= 64) {
       o.sym_values = std::vector<Dim>(target[0].value(), Dim(v ? v->GetI64(0) : 0));
@@ -677,16 +730,20 @@ OpDef Range() {
     }
     DType t = ctx.in(0).dtype;
     auto value = [&](size_t i) -> std::optional<double> {
-      if (ctx.in(i).constant) return IsFloat(t) ? ctx.in(i).constant->GetF32(0) : ctx.in(i).constant->GetI64(0);
+      if (ctx.in(i).constant) {
+        // Not `cond ? GetF32 : GetI64`: that would round int64 bounds through float.
+        if (IsFloat(t)) return static_cast<double>(ctx.in(i).constant->GetF32(0));
+        return static_cast<double>(ctx.in(i).constant->GetI64(0));
+      }
       auto v = ctx.IntValues(i);
       if (v) return static_cast<double>((*v)[0]);
       return std::nullopt;
     };
     auto start = value(0), limit = value(1), delta = value(2);
-    if (!start || !limit || !delta) return ctx.Error("start, limit and delta must be known at compile time");
+    if (!start || !limit || !delta) return One(t, ops::DataDependentShape(ctx, 0, 1));
     if (*delta == 0) return ctx.Error("delta is 0");
     double n = std::ceil((*limit - *start) / *delta);
-    if (!(n < 1e12)) return ctx.Error("range of ", n, " elements is too large");
+    if (!(n < 1e12)) return ctx.Error("range of ", n, " elements is too large, expected fewer than 1e12");
     return One(t, {Dim(std::max<int64_t>(0, static_cast<int64_t>(n)))});
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
@@ -706,39 +763,64 @@ OpDef Range() {
 // ---- Pad ----------------------------------------------------------------------------------
 
 // Pads for every axis: `pads` covers all axes, or only those listed in `axes` (opset 18).
-absl::StatusOr<std::vector<int64_t>> FullPads(const Attributes& a, int64_t r) {
-  std::vector<int64_t> pads = a.GetInts("pads");
-  if (!a.Has("axes")) {
+absl::StatusOr<std::vector<int64_t>> FullPads(const std::vector<int64_t>& pads,
+                                              const std::optional<std::vector<int64_t>>& axes, int64_t r) {
+  if (!axes) {
     if (static_cast<int64_t>(pads.size()) != 2 * r) {
       return absl::InvalidArgumentError(absl::StrCat("pads has ", pads.size(), " entries, expected ", 2 * r, " (2 x rank)"));
     }
     return pads;
   }
-  std::vector<int64_t> axes = a.GetInts("axes"), full(2 * r, 0);
-  if (pads.size() != 2 * axes.size()) {
+  std::vector<int64_t> full(2 * r, 0);
+  if (pads.size() != 2 * axes->size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("pads has ", pads.size(), " entries for ", axes.size(), " axes, expected ", 2 * axes.size()));
+        absl::StrCat("pads has ", pads.size(), " entries for ", axes->size(), " axes, expected ", 2 * axes->size()));
   }
-  for (size_t k = 0; k < axes.size(); ++k) {
-    ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(axes[k], r));
+  for (size_t k = 0; k < axes->size(); ++k) {
+    ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis((*axes)[k], r));
     full[ax] = pads[k];
-    full[ax + r] = pads[k + axes.size()];
+    full[ax + r] = pads[k + axes->size()];
   }
   return full;
 }
 
+absl::StatusOr<std::vector<int64_t>> FullPads(const Attributes& a, int64_t r) {
+  std::optional<std::vector<int64_t>> axes;
+  if (a.Has("axes")) axes = a.GetInts("axes");
+  return FullPads(a.GetInts("pads"), axes, r);
+}
+
 OpDef Pad() {
-  // Canonical form: attributes mode, pads (2 * rank: all begins, then all ends) and value.
+  // Canonical form: attributes mode, pads (2 * rank: all begins, then all ends), value and axes.
+  // When pads, the constant value or axes are known only at run time, the frontend keeps them as
+  // inputs 1-3 (the opset-11/18 form) and the output shape is data-dependent.
   OpDef d;
   d.name = "Pad";
-  d.attrs = {{"mode", AttrType::kString}, {"pads", AttrType::kInts, true}, {"value", AttrType::kFloat},
-             {"axes", AttrType::kInts}};
+  d.max_inputs = 4;
+  d.attrs = {
+      {"mode", AttrType::kString}, {"pads", AttrType::kInts}, {"value", AttrType::kFloat}, {"axes", AttrType::kInts}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     int64_t r = ctx.rank(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> pads, FullPads(ctx.attrs(), r));
     std::string mode = ctx.attrs().GetString("mode", "constant");
     if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
       return ctx.Error("mode '", mode, "' is not one of constant, reflect, edge, wrap");
+    }
+    std::vector<int64_t> pads;
+    if (ctx.has(1)) {
+      RETURN_IF_ERROR(ops::ExpectInteger(ctx, 1));
+      if (ctx.has(2) && (ctx.in(2).dtype != ctx.in(0).dtype || ctx.in(2).shape.size() > 1)) {
+        return ctx.Error(ctx.InputName(2), " has type ", DTypeName(ctx.in(2).dtype), ShapeToString(ctx.in(2).shape),
+                         ", expected a ", DTypeName(ctx.in(0).dtype), " scalar");
+      }
+      if (ctx.has(3)) RETURN_IF_ERROR(ops::ExpectInteger(ctx, 3));
+      auto given = ctx.IntValues(1);
+      std::optional<std::vector<int64_t>> axes;
+      if (ctx.has(3)) axes = ctx.IntValues(3);
+      if (!given || (ctx.has(3) && !axes)) return One(ctx.in(0).dtype, ops::DataDependentShape(ctx, 0, r));
+      ASSIGN_OR_RETURN(pads, FullPads(*given, axes, r));
+    } else {
+      if (!ctx.attrs().Has("pads")) return ctx.Error("pads are missing (attribute or input 1)");
+      ASSIGN_OR_RETURN(pads, FullPads(ctx.attrs(), r));
     }
     Shape out = ctx.in(0).shape;
     for (int64_t i = 0; i < r; ++i) {
@@ -754,9 +836,17 @@ OpDef Pad() {
   d.kernel = [](KernelContext& k) -> absl::Status {
     const Tensor& in = *k.in(0);
     Tensor& out = k.outputs[0];
-    ASSIGN_OR_RETURN(std::vector<int64_t> pads, FullPads(k.attrs(), in.rank()));
+    std::vector<int64_t> pads;
+    if (k.in(1)) {
+      std::optional<std::vector<int64_t>> axes;
+      if (k.in(3)) axes = k.in(3)->ToI64();
+      ASSIGN_OR_RETURN(pads, FullPads(k.in(1)->ToI64(), axes, in.rank()));
+    } else {
+      ASSIGN_OR_RETURN(pads, FullPads(k.attrs(), in.rank()));
+    }
     std::string mode = k.attrs().GetString("mode", "constant");
-    float value = k.attrs().GetFloat("value", 0.0f);
+    const Tensor* value_input = k.in(2) && k.in(2)->numel() > 0 ? k.in(2) : nullptr;
+    float value = value_input ? value_input->GetF32(0) : k.attrs().GetFloat("value", 0.0f);
     int64_t r = in.rank();
     std::vector<int64_t> st = Strides(in.dims());
     const auto& od = out.dims();
@@ -792,7 +882,7 @@ OpDef Pad() {
       } else if (IsFloat(out.dtype())) {
         out.SetF32(flat, value);
       } else {
-        out.SetI64(flat, static_cast<int64_t>(value));
+        out.SetI64(flat, value_input ? value_input->GetI64(0) : static_cast<int64_t>(value));
       }
       for (int64_t dd = r - 1; dd >= 0; --dd) {
         if (++idx[dd] < od[dd]) break;

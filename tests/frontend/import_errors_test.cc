@@ -275,7 +275,55 @@ TEST(ImportErrors, GraphAttributeRefused) {
   auto* n = m.Node("Relu", {"x"}, {"y"}, "relu");
   NewAttr(n, "body", onnx::AttributeProto::GRAPH)->mutable_g()->set_name("sub");
   m.Output("y");
-  EXPECT_THAT(ImportError(m), HasSubstr("model.onnx: node 'relu' (Relu): attribute 'body' has type 5"));
+  EXPECT_EQ(ImportError(m),
+            "model.onnx: node 'relu' (Relu): attribute 'body' has type GRAPH, expected FLOAT, INT, STRING, TENSOR, "
+            "FLOATS, INTS or STRINGS (subgraphs, sparse tensors and type protos are not supported)");
+}
+
+TEST(ImportErrors, AttributeWithoutTypeOrValue) {
+  // An unknown type number parses as UNDEFINED (proto2 keeps it as an unknown field).
+  ModelBuilder m(13);
+  m.Input("x", kFloat, {2});
+  auto* a = m.Node("Relu", {"x"}, {"y"}, "relu")->add_attribute();
+  a->set_name("odd");
+  a->set_type(static_cast<onnx::AttributeProto::AttributeType>(99));
+  m.Output("y");
+  EXPECT_THAT(ImportError(m),
+              HasSubstr("model.onnx: node 'relu' (Relu): attribute 'odd' has type UNDEFINED, expected FLOAT, INT"));
+}
+
+// ---- sizes: nothing proportional to a declared size is allocated before it is validated ----
+
+TEST(ImportErrors, GraphInputOverTheTensorLimitRefused) {
+  ModelBuilder m(13);
+  m.Input("x", kFloat, {1000000, 1000000});
+  m.Node("Relu", {"x"}, {"y"}, "relu");
+  m.Output("y");
+  EXPECT_EQ(ImportError(m),
+            "model.onnx: graph input 'x' has shape [1000000,1000000] (1000000000000 f32 elements), expected at most "
+            "4 GiB");
+  ModelBuilder overflow(13);
+  overflow.Input("x", kFloat, {int64_t{1} << 40, int64_t{1} << 40});
+  overflow.Node("Relu", {"x"}, {"y"}, "relu");
+  overflow.Output("y");
+  EXPECT_EQ(ImportError(overflow),
+            "model.onnx: graph input 'x' has shape [1099511627776,1099511627776] (element count overflows int64), "
+            "expected at most 4 GiB");
+  ModelBuilder symbolic(13);  // symbolic dims are bound (and checked) when the model runs
+  symbolic.Input("x", kFloat, {"batch", 1000000});
+  symbolic.Node("Relu", {"x"}, {"y"}, "relu");
+  symbolic.Output("y");
+  EXPECT_TRUE(Import(symbolic).ok());
+}
+
+TEST(ImportErrors, HugeConstantOfShapeRefusedAtImport) {
+  ModelBuilder m(13);
+  m.InitI64("shape", {2}, {1000000, 1000000});
+  m.Node("ConstantOfShape", {"shape"}, {"y"}, "fill");
+  m.Output("y");
+  EXPECT_EQ(ImportError(m),
+            "model.onnx: node 'fill' (ConstantOfShape): output 'y' has shape [1000000,1000000] (1000000000000 f32 "
+            "elements), expected at most 4 GiB");
 }
 
 TEST(ImportErrors, ReshapeWithTwoMinusOnes) {
@@ -386,7 +434,8 @@ TEST(ImportErrors, PlainTextIsNotAModel) {
 TEST(ImportErrors, EmptyBytes) {
   auto g = ImportOnnxBytes("", "empty.onnx", "");
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().message(), "empty.onnx: not an ONNX model (no graph and no opset import)");
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.status().message(), "empty.onnx: file is empty, expected an ONNX model (ModelProto)");
 }
 
 TEST(ImportErrors, TruncatedBytes) {

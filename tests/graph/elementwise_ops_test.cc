@@ -68,6 +68,36 @@ TEST(ElementwiseTest, ClipWithOptionalBounds) {
   EXPECT_EQ((*only_max)[0].ToF32(), (std::vector<float>{-2, 0.5f, 1, 1}));
 }
 
+TEST(ElementwiseTest, ClipOnIntegers) {
+  // Clip-12+ takes integer tensors; bounds compare exactly (no rounding through float).
+  Tensor x = *Tensor::Zeros(DType::kI8, {4});
+  x.SetI64(0, -128);
+  x.SetI64(1, -3);
+  x.SetI64(2, 5);
+  x.SetI64(3, 127);
+  Tensor lo = *Tensor::Zeros(DType::kI8, {});
+  lo.SetI64(0, -4);
+  Tensor hi = *Tensor::Zeros(DType::kI8, {});
+  hi.SetI64(0, 4);
+  auto both = RunOp("Clip", {{"x", x}, {"lo", lo, true}, {"hi", hi, true}}, {});
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ((*both)[0].dtype(), DType::kI8);
+  EXPECT_EQ((*both)[0].ToI64(), (std::vector<int64_t>{-4, -3, 4, 4}));
+  auto none = RunOp("Clip", {{"x", x}}, {});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ((*none)[0].ToI64(), (std::vector<int64_t>{-128, -3, 5, 127}));
+  const int64_t big = (int64_t{1} << 53) + 1;
+  auto wide = RunOp("Clip",
+                    {{"x", Tensor::FromI64({2}, {big + 2, 0})},
+                     {"lo", Tensor::FromI64({}, {1}), true},
+                     {"hi", Tensor::FromI64({}, {big}), true}},
+                    {});
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ((*wide)[0].ToI64(), (std::vector<int64_t>{big, 1}));
+  Tensor flags = *Tensor::Zeros(DType::kBool, {1});
+  EXPECT_FALSE(RunOp("Clip", {{"x", flags}}, {}).ok());
+}
+
 TEST(ElementwiseTest, WhereEqualCast) {
   auto eq = RunOp("Equal", {{"a", Tensor::FromI64({3}, {1, -1, 3})}, {"b", Tensor::FromI64({}, {-1})}}, {});
   ASSERT_TRUE(eq.ok());
@@ -98,7 +128,10 @@ TEST(ElementwiseTest, ErrorsNameTheInput) {
   auto bad = RunOp("Add", {{"a", Tensor::FromF32({2, 3}, std::vector<float>(6))}, {"b", Tensor::FromF32({4}, std::vector<float>(4))}}, {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("node 'node0' (Add)"), std::string::npos) << bad.status();
-  EXPECT_NE(bad.status().message().find("[2,3] and [4] do not broadcast"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("[2,3] and [4] do not broadcast: 3 vs 4 at output axis 1, expected equal "
+                                        "sizes or 1"),
+            std::string::npos)
+      << bad.status();
   auto dtype = RunOp("Add", {{"a", Tensor::FromF32({1}, {1})}, {"b", Tensor::FromI64({1}, {1})}}, {});
   ASSERT_FALSE(dtype.ok());
   EXPECT_NE(dtype.status().message().find("input 'b' has dtype i64, expected f32"), std::string::npos) << dtype.status();
@@ -119,6 +152,36 @@ TEST(ElementwiseTest, StorageEmulationRoundsOutputs) {
   EXPECT_EQ(exact->at("out0").GetF32(0), 0.1f);
   EXPECT_EQ(rounded->at("out0").GetF32(0), RoundToStorage(0.1f, DType::kF16));
   EXPECT_NE(rounded->at("out0").GetF32(0), 0.1f);
+}
+
+// Binding errors of the reference interpreter name the model file (tests/malformed run cases).
+TEST(ElementwiseTest, InterpreterInputErrorsNameTheFile) {
+  auto g = testing::SingleOpGraph("Relu", {{"x", Tensor::FromF32({2, 3}, std::vector<float>(6))}}, {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto missing = RunReference(**g, {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(missing.status().message(), "test.onnx: missing graph input 'x' (expected f32[2,3])");
+  auto shape = RunReference(**g, {{"x", Tensor::FromF32({3, 2}, std::vector<float>(6))}});
+  ASSERT_FALSE(shape.ok());
+  EXPECT_EQ(shape.status().message(), "test.onnx: input 'x' has shape [3,2], expected [2,3]");
+  auto dtype = RunReference(**g, {{"x", Tensor::FromI64({2, 3}, std::vector<int64_t>(6))}});
+  ASSERT_FALSE(dtype.ok());
+  EXPECT_EQ(dtype.status().message(), "test.onnx: input 'x' has dtype i64, expected f32");
+  auto extra = RunReference(**g, {{"x", Tensor::FromF32({2, 3}, std::vector<float>(6))},
+                                  {"z", Tensor::FromF32({1}, {0})}});
+  ASSERT_FALSE(extra.ok());
+  EXPECT_EQ(extra.status().message(), "test.onnx: 'z' is not an input of the graph, expected one of: x");
+
+  Graph sym;
+  sym.source = "sym.onnx";
+  ASSERT_TRUE(sym.AddInput("a", DType::kF32, {Dim::Symbol("batch"), Dim(3)}).ok());
+  ASSERT_TRUE(sym.AddInput("b", DType::kF32, {Dim::Symbol("batch"), Dim(3)}).ok());
+  auto conflict = RunReference(sym, {{"a", Tensor::FromF32({2, 3}, std::vector<float>(6))},
+                                     {"b", Tensor::FromF32({3, 3}, std::vector<float>(9))}});
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.status().message(),
+            "sym.onnx: input 'b' has shape [3,3], expected [batch,3] with batch = 2 (bound by an earlier input)");
 }
 
 }  // namespace

@@ -754,6 +754,29 @@ TEST(NnMaxPoolTest, HandComputed) {
   ExpectValues(y, {1, 1, 2, 2}, {6, 8, 14, 16});
 }
 
+TEST(NnMaxPoolTest, IndicesOutputRowAndColumnMajor) {
+  // Two channels of 4x4 with values 1..32: each 2x2 window's maximum is its bottom-right tap.
+  std::vector<float> x(32);
+  for (int i = 0; i < 32; ++i) x[i] = static_cast<float>(i + 1);
+  const Attributes pool = Attrs({{"kernel_shape", Ints({2, 2})}, {"strides", Ints({2, 2})}});
+  auto r = RunOp("MaxPool", {{"X", F32({1, 2, 4, 4}, x)}}, pool, 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectValues((*r)[0], {1, 2, 2, 2}, {6, 8, 14, 16, 22, 24, 30, 32});
+  EXPECT_EQ((*r)[1].dtype(), DType::kI64);
+  EXPECT_EQ((*r)[1].ToI64(), Ints({5, 7, 13, 15, 21, 23, 29, 31}));  // flat index, channel offset included
+  Attributes column = pool;
+  column.Set("storage_order", int64_t{1});
+  auto c = RunOp("MaxPool", {{"X", F32({1, 2, 4, 4}, x)}}, column, 2);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)[1].ToI64(), Ints({5, 13, 7, 15, 21, 29, 23, 31}));  // h + w * H within each channel
+  // Ties keep the first maximum in window order; padding taps never win.
+  auto tie = RunOp("MaxPool", {{"X", F32({1, 1, 1, 3}, {2, 2, 1})}},
+                   Attrs({{"kernel_shape", Ints({1, 2})}, {"pads", Ints({0, 1, 0, 0})}}), 2);
+  ASSERT_TRUE(tie.ok()) << tie.status();
+  ExpectValues((*tie)[0], {1, 1, 1, 3}, {2, 2, 2});
+  EXPECT_EQ((*tie)[1].ToI64(), Ints({0, 0, 1}));
+}
+
 TEST(NnMaxPoolTest, CeilModeWithPadsMatchesOnnxRuntime) {
   Tensor y = Run1("MaxPool", {{"X", Pat({1, 2, 6, 7})}},
                   Attrs({{"kernel_shape", Ints({3, 3})},
@@ -1093,6 +1116,26 @@ TEST(NnReduceTest, HandComputedAndIntegers) {
                   Attrs({{"axes", Ints({0})}, {"keepdims", int64_t{0}}}));
   EXPECT_EQ(s.dtype(), DType::kI64);
   EXPECT_EQ(s.ToI64(), Ints({4, 6}));
+}
+
+TEST(NnReduceTest, RuntimeAxesInput) {
+  // Axes fed as a graph input (opset 13 ReduceSum / opset 18 ReduceMean): a data-dependent shape
+  // at inference, the same values as the attribute form when run.
+  const OpInput x{"X", Pat({2, 3, 4})};
+  ExpectValues(Run1("ReduceSum", {x, {"axes", Tensor::FromI64({2}, {0, 2})}}, {}), {1, 3, 1}, kReduceSumAxes02);
+  ExpectValues(Run1("ReduceMean", {x, {"axes", Tensor::FromI64({2}, {-1, 0})}}, Attrs({{"keepdims", int64_t{0}}})), {3},
+               kReduceMeanNeg);
+  const OpInput none{"axes", *Tensor::Zeros(DType::kI64, {0})};
+  ExpectValues(Run1("ReduceSum", {x, none}, Attrs({{"keepdims", int64_t{0}}})), {}, kReduceSumAll);
+  Tensor same = Run1("ReduceSum", {x, none}, Attrs({{"noop_with_empty_axes", int64_t{1}}}));
+  EXPECT_EQ(same.ToF32(), Pat({2, 3, 4}).ToF32());
+  EXPECT_EQ(
+      ShapeOf("ReduceSum", {{"X", {kBatch, 3, 4}}, {"axes", {2}, DType::kI64}}, Attrs({{"keepdims", int64_t{0}}})),
+      "[?node0:0:0]");
+  EXPECT_EQ(ShapeOf("ReduceMean", {{"X", {kBatch, 3, 4}}, {"axes", {2}, DType::kI64}}, {}),
+            "[?node0:0:0,?node0:0:1,?node0:0:2]");
+  EXPECT_TRUE(Contains(ErrorOf("ReduceSum", {x, {"axes", Tensor::FromI64({4}, {0, 1, 2, 0})}}, {}),
+                       "reduces 4 axes of a rank-3 input"));
 }
 
 TEST(NnReduceTest, ShapesAndErrors) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "graph/ops/op_helpers.h"
 #include "graph/printer.h"
 #include "op_test_util.h"
 
@@ -147,6 +148,151 @@ TEST(ShapeOpsTest, SymbolicBatchFlowsThroughShapeChain) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("input 'x' has shape [2,196,768], expected [batch,197,768]"), std::string::npos)
       << bad.status();
+}
+
+// Malformed-model corpus fixes (tests/malformed): Range keeps int64 bounds exact, and shape
+// inference refuses outputs no tensor could hold before anything is allocated.
+TEST(ShapeOpsTest, RangeInt64BoundsAreNotRoundedThroughFloat) {
+  auto g = testing::SingleOpGraph("Range", {{"a", Tensor::FromI64({}, {0}), true},
+                                            {"b", Tensor::FromI64({}, {16777217}), true},
+                                            {"c", Tensor::FromI64({}, {1}), true}}, {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(ShapeToString((*g)->FindValue("out0")->shape), "[16777217]");
+  auto huge = testing::SingleOpGraph("Range", {{"a", Tensor::FromI64({}, {0}), true},
+                                               {"b", Tensor::FromI64({}, {1000000000000}), true},
+                                               {"c", Tensor::FromI64({}, {1}), true}}, {});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().message(),
+            "test.onnx: node 'node0' (Range): range of 1e+12 elements is too large, expected fewer than 1e12");
+}
+
+TEST(ShapeOpsTest, OutputsOverTheTensorLimitRefusedByShapeInference) {
+  auto fill = testing::SingleOpGraph("ConstantOfShape", {{"s", Tensor::FromI64({2}, {1000000, 1000000}), true}}, {});
+  ASSERT_FALSE(fill.ok());
+  EXPECT_EQ(fill.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(fill.status().message(),
+            "test.onnx: node 'node0' (ConstantOfShape): output 'out0' has shape [1000000,1000000] "
+            "(1000000000000 f32 elements), expected at most 4 GiB");
+  auto overflow = testing::SingleOpGraph(
+      "ConstantOfShape", {{"s", Tensor::FromI64({2}, {int64_t{1} << 40, int64_t{1} << 40}), true}}, {});
+  ASSERT_FALSE(overflow.ok());
+  EXPECT_EQ(overflow.status().message(),
+            "test.onnx: node 'node0' (ConstantOfShape): output 'out0' has shape [1099511627776,1099511627776] "
+            "(its element count overflows int64), expected at most 4 GiB");
+  auto range = testing::SingleOpGraph("Range", {{"a", Tensor::FromI64({}, {0}), true},
+                                                {"b", Tensor::FromI64({}, {600000000}), true},
+                                                {"c", Tensor::FromI64({}, {1}), true}}, {});
+  ASSERT_FALSE(range.ok());
+  EXPECT_EQ(range.status().message(),
+            "test.onnx: node 'node0' (Range): output 'out0' has shape [600000000] (600000000 i64 elements), "
+            "expected at most 4 GiB");
+  // Just under the limit (4 GiB of bytes) is still fine: nothing is allocated by inference.
+  auto limit = testing::SingleOpGraph("ConstantOfShape", {{"s", Tensor::FromI64({1}, {int64_t{1} << 30}), true}}, {});
+  EXPECT_TRUE(limit.ok()) << limit.status();
+}
+
+// Shape inputs known only at run time (graph inputs, as in ONNX's node tests): shape inference
+// gives data-dependent symbols, and the interpreter resolves them from the data.
+std::string InferredShape(const std::string& op, const std::vector<testing::OpInput>& inputs, Attributes attrs,
+                          int outputs = 1, int k = 0) {
+  auto g = testing::SingleOpGraph(op, inputs, std::move(attrs), outputs);
+  if (!g.ok()) return std::string(g.status().message());
+  return ShapeToString((*g)->FindValue("out" + std::to_string(k))->shape);
+}
+
+Tensor I32Scalar(int64_t v) {
+  Tensor t = *Tensor::Zeros(DType::kI32, {});
+  t.SetI64(0, v);
+  return t;
+}
+
+TEST(ShapeOpsTest, RuntimeShapeInputsGiveDataDependentDims) {
+  auto x = Tensor::FromF32({2, 3}, Iota(6));
+  const testing::OpInput spec{"s", Tensor::FromI64({2}, {3, -1})};
+  EXPECT_EQ(InferredShape("Reshape", {{"x", x}, spec}, {}), "[?node0:0:0,?node0:0:1]");
+  EXPECT_TRUE(ops::IsDataDependentSymbol("?node0:0:0"));
+  EXPECT_FALSE(ops::IsDataDependentSymbol("batch"));
+  auto r = RunOp("Reshape", {{"x", x}, spec}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].dims(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ((*r)[0].ToF32(), Iota(6));
+
+  auto u = RunOp("Unsqueeze", {{"x", x}, {"a", Tensor::FromI64({2}, {-1, 0})}}, {});
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ((*u)[0].dims(), (std::vector<int64_t>{1, 2, 3, 1}));
+  auto sq = RunOp("Squeeze", {{"x", (*u)[0]}, {"a", Tensor::FromI64({1}, {-1})}}, {});
+  ASSERT_TRUE(sq.ok()) << sq.status();
+  EXPECT_EQ((*sq)[0].dims(), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(InferredShape("Squeeze", {{"x", (*u)[0]}, {"a", Tensor::FromI64({1}, {-1})}}, {}),
+            "[?node0:0:0,?node0:0:1,?node0:0:2]");
+
+  auto split = RunOp("Split", {{"x", x}, {"s", Tensor::FromI64({2}, {1, 2})}}, With("axis", int64_t{-1}), 2);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ((*split)[0].ToF32(), (std::vector<float>{0, 3}));
+  EXPECT_EQ((*split)[1].ToF32(), (std::vector<float>{1, 2, 4, 5}));
+  EXPECT_EQ(InferredShape("Split", {{"x", x}, {"s", Tensor::FromI64({2}, {1, 2})}}, With("axis", int64_t{1}), 2, 1),
+            "[2,?node0:1:0]");
+
+  auto ten = Tensor::FromF32({10}, Iota(10));
+  auto sl = RunOp("Slice",
+                  {{"x", ten},
+                   {"st", Tensor::FromI64({1}, {1})},
+                   {"en", Tensor::FromI64({1}, {8})},
+                   {"ax", Tensor::FromI64({1}, {-1})},
+                   {"sp", Tensor::FromI64({1}, {3})}},
+                  {});
+  ASSERT_TRUE(sl.ok()) << sl.status();
+  EXPECT_EQ((*sl)[0].ToF32(), (std::vector<float>{1, 4, 7}));
+
+  auto e = RunOp("Expand", {{"x", Tensor::FromF32({2, 1}, {1, 2})}, {"s", Tensor::FromI64({3}, {2, 1, 3})}}, {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ((*e)[0].dims(), (std::vector<int64_t>{2, 2, 3}));
+  EXPECT_EQ(InferredShape("Expand", {{"x", Tensor::FromF32({2, 1}, {1, 2})}, {"s", Tensor::FromI64({1}, {3})}}, {}),
+            "[?node0:0:0,?node0:0:1]");  // rank max(2, 1)
+
+  auto c = RunOp("ConstantOfShape", {{"s", Tensor::FromI64({2}, {2, 3})}}, {});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)[0].dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*c)[0].dtype(), DType::kF32);
+
+  auto range = RunOp("Range", {{"a", I32Scalar(10)}, {"b", I32Scalar(4)}, {"d", I32Scalar(-3)}}, {});
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_EQ((*range)[0].dtype(), DType::kI32);
+  EXPECT_EQ((*range)[0].ToI64(), (std::vector<int64_t>{10, 7}));
+}
+
+TEST(ShapeOpsTest, PadRuntimeInputs) {
+  // pads, constant_value and axes as inputs (opset 11/18 form kept when known only at run time);
+  // an integer constant_value is copied exactly, not through float.
+  const int64_t big = (int64_t{1} << 53) + 1;
+  Tensor value = Tensor::FromI64({}, {big});
+  auto p = RunOp("Pad", {{"x", Tensor::FromI64({2}, {7, 8})}, {"p", Tensor::FromI64({2}, {1, 2})}, {"v", value}}, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ((*p)[0].ToI64(), (std::vector<int64_t>{big, 7, 8, big, big}));
+  auto axes = RunOp("Pad",
+                    {{"x", Tensor::FromF32({2, 2}, {1, 2, 3, 4})},
+                     {"p", Tensor::FromI64({2}, {1, 0})},
+                     {"", {}},
+                     {"a", Tensor::FromI64({1}, {-1})}},
+                    With("mode", std::string("edge")));
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  EXPECT_EQ((*axes)[0].dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*axes)[0].ToF32(), (std::vector<float>{1, 1, 2, 3, 3, 4}));
+  // Constant pads give a concrete shape at once.
+  EXPECT_EQ(InferredShape("Pad", {{"x", Tensor::FromF32({2}, {1, 2})}, {"p", Tensor::FromI64({2}, {1, -1}), true}}, {}),
+            "[2]");
+  EXPECT_EQ(InferredShape("Pad", {{"x", Tensor::FromF32({2}, {1, 2})}}, {}),
+            "test.onnx: node 'node0' (Pad): pads are missing (attribute or input 1)");
+}
+
+TEST(ShapeOpsTest, SqueezeWithEmptyAxesSqueezesEverySizeOneAxis) {
+  auto x = Tensor::FromF32({1, 3, 1}, Iota(3));
+  auto s = RunOp("Squeeze", {{"x", x}}, With("axes", std::vector<int64_t>{}));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)[0].dims(), (std::vector<int64_t>{3}));
+  auto empty_input = RunOp("Squeeze", {{"x", x}, {"a", *Tensor::Zeros(DType::kI64, {0})}}, {});
+  ASSERT_TRUE(empty_input.ok()) << empty_input.status();
+  EXPECT_EQ((*empty_input)[0].dims(), (std::vector<int64_t>{3}));
 }
 
 }  // namespace
