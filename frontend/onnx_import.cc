@@ -608,9 +608,8 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path, INT_MAX));
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  return ImportOnnxBytes(bytes, path, dir);
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  return ImportOnnxBytes(bytes, path, dir.empty() ? std::filesystem::current_path().string() : dir.string());
 }
 
 }  // namespace gcomp::frontend

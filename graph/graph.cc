@@ -1,5 +1,8 @@
 #include "graph/graph.h"
 
+#include <algorithm>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 
 namespace gcomp {
@@ -69,6 +72,130 @@ std::string Graph::UniqueValueName(const std::string& base) {
   std::string name = base;
   while (value_by_name_.count(name)) name = absl::StrCat(base, "_", next_unique_++);
   return name;
+}
+
+absl::Status Graph::EraseNode(Node* node) {
+  for (Value* out : node->outputs) {
+    if (!out) continue;
+    if (!out->users.empty() || IsGraphOutput(out)) {
+      return absl::InternalError(absl::StrCat("cannot erase ", node->Describe(), ": output '", out->name, "' is still used"));
+    }
+  }
+  for (Value* in : node->inputs) {
+    if (!in) continue;
+    auto it = std::find(in->users.begin(), in->users.end(), node);
+    if (it != in->users.end()) in->users.erase(it);
+  }
+  for (Value* out : node->outputs) {
+    if (out) out->producer = nullptr;
+  }
+  auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n.get() == node; });
+  if (it != nodes_.end()) nodes_.erase(it);
+  return absl::OkStatus();
+}
+
+void Graph::SetInput(Node* node, size_t index, Value* v) {
+  Value* old = node->inputs[index];
+  if (old == v) return;
+  node->inputs[index] = v;
+  if (old && std::count(node->inputs.begin(), node->inputs.end(), old) == 0) {
+    old->users.erase(std::remove(old->users.begin(), old->users.end(), node), old->users.end());
+  }
+  if (v && std::find(v->users.begin(), v->users.end(), node) == v->users.end()) v->users.push_back(node);
+}
+
+void Graph::Rename(Value* v, const std::string& name) {
+  value_by_name_.erase(v->name);
+  v->name = name;
+  value_by_name_[name] = v;
+}
+
+void Graph::ReplaceAllUses(Value* from, Value* to) {
+  if (from == to) return;
+  std::vector<Node*> users = from->users;
+  for (Node* user : users) {
+    for (size_t i = 0; i < user->inputs.size(); ++i) {
+      if (user->inputs[i] == from) SetInput(user, i, to);
+    }
+  }
+  bool renamed = false;
+  for (Value*& out : outputs_) {
+    if (out != from) continue;
+    out = to;
+    if (!renamed && !to->is_constant() && std::find(inputs_.begin(), inputs_.end(), to) == inputs_.end()) {
+      std::string keep = from->name;
+      Rename(from, UniqueValueName(from->name + "_replaced"));
+      Rename(to, keep);
+      renamed = true;
+    }
+  }
+}
+
+absl::Status Graph::TopologicalSort() {
+  // Kahn's algorithm, always taking the ready node that came first: stable for valid orders.
+  std::map<const Node*, size_t> index;
+  for (size_t i = 0; i < nodes_.size(); ++i) index[nodes_[i].get()] = i;
+  std::vector<size_t> pending(nodes_.size(), 0);
+  std::vector<std::vector<size_t>> users(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    std::set<const Node*> producers;
+    for (const Value* in : nodes_[i]->inputs) {
+      if (in && in->producer && index.count(in->producer)) producers.insert(in->producer);
+    }
+    for (const Node* p : producers) {
+      users[index[p]].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::set<size_t> ready;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (pending[i] == 0) ready.insert(i);
+  }
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (size_t u : users[i]) {
+      if (--pending[u] == 0) ready.insert(u);
+    }
+  }
+  if (order.size() != nodes_.size()) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (pending[i]) return absl::InternalError(absl::StrCat("graph has a cycle through ", nodes_[i]->Describe()));
+    }
+  }
+  std::vector<std::unique_ptr<Node>> sorted;
+  sorted.reserve(nodes_.size());
+  for (size_t i : order) sorted.push_back(std::move(nodes_[i]));
+  nodes_ = std::move(sorted);
+  return absl::OkStatus();
+}
+
+void Graph::RemoveUnusedValues() {
+  std::vector<std::unique_ptr<Value>> kept;
+  for (auto& v : values_) {
+    bool used = v->producer || !v->users.empty() || IsGraphOutput(v.get()) ||
+                std::find(inputs_.begin(), inputs_.end(), v.get()) != inputs_.end();
+    if (used) {
+      kept.push_back(std::move(v));
+    } else {
+      value_by_name_.erase(v->name);
+    }
+  }
+  values_ = std::move(kept);
+}
+
+std::string Graph::UniqueNodeName(const std::string& base) {
+  std::set<std::string> names;
+  for (const auto& n : nodes_) names.insert(n->name);
+  std::string name = base;
+  for (int k = 1; names.count(name); ++k) name = absl::StrCat(base, "_", k);
+  return name;
+}
+
+bool Graph::IsGraphOutput(const Value* v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
 }
 
 Value* Graph::FindValue(const std::string& name) const {

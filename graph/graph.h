@@ -77,6 +77,22 @@ class Graph {
   // A name not used by any value yet, derived from `base`.
   std::string UniqueValueName(const std::string& base);
 
+  // ---- rewriting (passes use these through passes/rewriter.h) ----
+  // Removes a node whose outputs have no users and are not graph outputs.
+  absl::Status EraseNode(Node* node);
+  // Points every use of `from` (node inputs and graph outputs) at `to`. A graph output keeps its
+  // name: `to` takes the name and `from` gets a fresh one.
+  void ReplaceAllUses(Value* from, Value* to);
+  // Sets input `index` of `node` to `v`, keeping user lists consistent.
+  void SetInput(Node* node, size_t index, Value* v);
+  // Restores topological order (stable: keeps the existing order where it is already valid).
+  absl::Status TopologicalSort();
+  // Drops values that no node, input or output refers to.
+  void RemoveUnusedValues();
+  // A node name not used yet, derived from `base`.
+  std::string UniqueNodeName(const std::string& base);
+  bool IsGraphOutput(const Value* v) const;
+
   Value* FindValue(const std::string& name) const;
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
@@ -99,6 +115,7 @@ class Graph {
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   int64_t next_unique_ = 0;
+  void Rename(Value* v, const std::string& name);
 };
 
 }  // namespace gcomp

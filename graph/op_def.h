@@ -111,5 +111,6 @@ class OpTableBuilder {
 void RegisterElementwiseOps(OpTableBuilder& t);
 void RegisterShapeOps(OpTableBuilder& t);
 void RegisterNnOps(OpTableBuilder& t);
+void RegisterFusedOps(OpTableBuilder& t);
 
 }  // namespace gcomp

@@ -13,6 +13,7 @@ const std::map<std::string, OpDef>& Table() {
     RegisterElementwiseOps(b);
     RegisterShapeOps(b);
     RegisterNnOps(b);
+    RegisterFusedOps(b);
     auto* m = new std::map<std::string, OpDef>();
     for (OpDef& d : b.defs()) {
       std::string name = d.name;

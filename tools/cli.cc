@@ -5,7 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "frontend/onnx_import.h"
+#include "graph/status_macros.h"
+#include "passes/pass_manager.h"
 
 namespace gcomp::cli {
 
@@ -89,19 +92,32 @@ absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed) {
     }
     return absl::InvalidArgumentError(absl::StrCat("unknown target '", target, "', expected ref, cpu, cuda, cuda:sm_90 or cuda:sm_80"));
   }
-  std::string level = args.Get("--level", "O0");
-  if (level != "O0") {
-    if (level == "O1" || level == "O2" || level == "O3") {
-      return absl::UnimplementedError(absl::StrCat("level ", level, " is not available in this build yet (optimizer passes are pending); use --level O0"));
-    }
-    return absl::InvalidArgumentError(absl::StrCat("unknown level '", level, "', expected O0, O1, O2 or O3"));
-  }
   if (!level_allowed && args.Has("--level")) return absl::InvalidArgumentError("--level is not an option of this command");
+  if (absl::Status s = passes::PassesForLevel(args.Get("--level", "O0")).status(); !s.ok()) return s;
   std::string precision = args.Get("--precision", "fp32");
   if (precision != "fp32") {
     return absl::UnimplementedError(absl::StrCat("precision '", precision, "' is not available in this build yet; use fp32"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::string& path) {
+  OptimizedModel m;
+  ASSIGN_OR_RETURN(m.graph, LoadModel(path));
+  for (const Node* n : m.graph->nodes()) ++m.ops_before[n->op];
+  m.nodes_before = m.graph->num_nodes();
+  passes::PassOptions po;
+  po.target = args.Get("--target", "ref");
+  po.explain = args.Has("--explain");
+  passes::PassContext ctx(po);
+  if (args.Has("--passes")) {  // an explicit pass list instead of a level (pass tests use it)
+    std::vector<std::string> names = absl::StrSplit(args.Get("--passes"), ',', absl::SkipEmpty());
+    RETURN_IF_ERROR(passes::RunPasses(*m.graph, names, ctx));
+  } else {
+    RETURN_IF_ERROR(passes::RunPipeline(*m.graph, args.Get("--level", "O0"), ctx));
+  }
+  m.explanations = ctx.explanations();
+  return m;
 }
 
 }  // namespace gcomp::cli

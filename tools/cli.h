@@ -36,11 +36,21 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vect
 
 // Loads an ONNX model (the only input form until plans exist).
 absl::StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path);
-// Checks --target and --level for commands that can only use the reference interpreter today.
+// Checks --target, --level and --precision against what this build offers.
 absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed);
+
+// A model imported and run through the pipeline of --level (default O0).
+struct OptimizedModel {
+  std::unique_ptr<Graph> graph;
+  size_t nodes_before = 0;
+  std::map<std::string, int> ops_before;
+  std::vector<std::string> explanations;  // with --explain
+};
+absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::string& path);
 
 int Inspect(int argc, char** argv);
 int Run(int argc, char** argv);
 int Check(int argc, char** argv);
+int Opt(int argc, char** argv);
 
 }  // namespace gcomp::cli

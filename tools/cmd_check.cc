@@ -91,7 +91,7 @@ absl::StatusOr<double> ParseDouble(const std::string& name, const std::string& s
 }  // namespace
 
 int Check(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--level"}, {});
+  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--level", "--passes"}, {});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("check takes one CASE_DIR"));
   if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
@@ -107,9 +107,9 @@ int Check(int argc, char** argv) {
     atol = *v;
   }
   fs::path dir = args->positional[0];
-  auto graph = LoadModel((dir / "model.onnx").string());
-  if (!graph.ok()) return Report(graph.status());
-  const Graph& g = **graph;
+  auto model = LoadAndOptimize(*args, (dir / "model.onnx").string());
+  if (!model.ok()) return Report(model.status());
+  const Graph& g = *model->graph;
 
   std::vector<fs::path> sets;
   std::error_code ec;

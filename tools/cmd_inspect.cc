@@ -1,15 +1,19 @@
-// gcomp inspect MODEL.onnx [--level O0] [--format text|dot|json] [--summary] [-o FILE]
+// gcomp inspect MODEL.onnx [--level O0|O1|O2] [--format text|dot|json] [--summary] [--explain] [-o FILE]
 #include <fstream>
 #include <iostream>
 
+#include <map>
+#include <set>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "graph/printer.h"
 #include "tools/cli.h"
 
 namespace gcomp::cli {
 
 int Inspect(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target"}, {"--summary"});
+  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes"}, {"--summary", "--explain"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("inspect takes one MODEL.onnx"));
   if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
@@ -17,17 +21,35 @@ int Inspect(int argc, char** argv) {
   if (format != "text" && format != "dot" && format != "json") {
     return Report(absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot or json")));
   }
-  auto graph = LoadModel(args->positional[0]);
-  if (!graph.ok()) return Report(graph.status());
+  auto model = LoadAndOptimize(*args, args->positional[0]);
+  if (!model.ok()) return Report(model.status());
+  const Graph& graph = *model->graph;
   std::string out;
   if (args->Has("--summary")) {
-    out = PrintSummary(**graph);
+    out = PrintSummary(graph);
+    absl::StrAppend(&out, "  level ", args->Get("--level", "O0"), ": ", model->nodes_before, " nodes before, ",
+                    graph.num_nodes(), " after\n");
+    std::map<std::string, int> after;
+    for (const Node* n : graph.nodes()) ++after[n->op];
+    std::set<std::string> ops;
+    for (const auto& [op, c] : model->ops_before) ops.insert(op);
+    for (const auto& [op, c] : after) ops.insert(op);
+    out += "  op counts (before -> after):\n";
+    for (const std::string& op : ops) {
+      int b = model->ops_before.count(op) ? model->ops_before.at(op) : 0;
+      int a = after.count(op) ? after.at(op) : 0;
+      if (a != b) absl::StrAppend(&out, absl::StrFormat("    %-20s %5d -> %d\n", op, b, a));
+    }
   } else if (format == "dot") {
-    out = GraphToDot(**graph);
+    out = GraphToDot(graph);
   } else if (format == "json") {
-    out = GraphToJson(**graph);
+    out = GraphToJson(graph);
   } else {
-    out = PrintGraph(**graph);
+    out = PrintGraph(graph);
+  }
+  if (args->Has("--explain")) {
+    out += "// ---- rules that did not fire ----\n";
+    for (const std::string& e : model->explanations) absl::StrAppend(&out, "// ", e, "\n");
   }
   if (args->Has("-o")) {
     std::ofstream f(args->Get("-o"));

@@ -11,12 +11,13 @@
 namespace gcomp::cli {
 
 int Run(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--level"}, {});
+  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--level", "--passes"}, {});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one MODEL.onnx"));
   if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
-  auto graph = LoadModel(args->positional[0]);
-  if (!graph.ok()) return Report(graph.status());
+  auto model = LoadAndOptimize(*args, args->positional[0]);
+  if (!model.ok()) return Report(model.status());
+  auto& graph = model->graph;
   std::map<std::string, Tensor> feeds;
   for (const std::string& spec : args->All("--input")) {
     auto eq = spec.find('=');
@@ -27,12 +28,12 @@ int Run(int argc, char** argv) {
     if (!t.ok()) return Report(t.status());
     feeds[spec.substr(0, eq)] = std::move(*t);
   }
-  auto outputs = RunReference(**graph, feeds);
+  auto outputs = RunReference(*graph, feeds);
   if (!outputs.ok()) return Report(outputs.status());
   std::string dir = args->Get("--output-dir", ".");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  const auto& outs = (*graph)->outputs();
+  const auto& outs = graph->outputs();
   for (size_t k = 0; k < outs.size(); ++k) {
     const Tensor& t = outputs->at(outs[k]->name);
     std::string path = absl::StrCat(dir, "/output_", k, ".pb");

@@ -10,9 +10,10 @@ namespace {
 constexpr const char* kUsage = R"(usage: gcomp <command> [options]
 
 commands:
-  inspect MODEL.onnx [--level O0] [--format text|dot|json] [--summary] [-o FILE]
-  run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--output-dir DIR]
-  check CASE_DIR [--target ref] [--rtol R] [--atol A]
+  inspect MODEL.onnx [--level O0|O1|O2] [--format text|dot|json] [--summary] [--explain] [-o FILE]
+  opt MODEL.onnx --passes=a,b [--print-after=PASS] [--print-after-all] [--verify-each] [--time-passes] [--explain]
+  run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--level L] [--output-dir DIR]
+  check CASE_DIR [--target ref] [--level L] [--rtol R] [--atol A]
 
 exit codes: 0 ok, 1 a check mismatched, 2 bad usage or invalid/unsupported model, 3 internal error
 )";
@@ -29,7 +30,8 @@ int main(int argc, char** argv) {
     if (cmd == "inspect") return gcomp::cli::Inspect(argc, argv);
     if (cmd == "run") return gcomp::cli::Run(argc, argv);
     if (cmd == "check") return gcomp::cli::Check(argc, argv);
-    if (cmd == "compile" || cmd == "opt" || cmd == "bench") {
+    if (cmd == "opt") return gcomp::cli::Opt(argc, argv);
+    if (cmd == "compile" || cmd == "bench") {
       std::cerr << "gcomp: '" << cmd << "' is not available in this build yet\n";
       return gcomp::cli::kBadInput;
     }

@@ -364,6 +364,7 @@ OpDef Concat() {
     int64_t offset = 0;
     for (const Tensor* in : k.inputs) {
       int64_t len = in->dims()[axis];
+      if (len * inner == 0) continue;  // an empty tensor has no storage to copy from
       for (int64_t o = 0; o < outer; ++o) {
         std::memcpy(out.mutable_data() + ((o * out.dims()[axis] + offset) * inner) * es,
                     in->data() + (o * len * inner) * es, len * inner * es);
@@ -451,6 +452,7 @@ OpDef Split() {
     int64_t offset = 0;
     for (Tensor& out : k.outputs) {
       int64_t len = out.dims()[axis];
+      if (len * inner == 0) continue;  // an empty output (split size 0) has no storage
       for (int64_t o = 0; o < outer; ++o) {
         std::memcpy(out.mutable_data() + (o * len * inner) * es,
                     in.data() + ((o * in.dims()[axis] + offset) * inner) * es, len * inner * es);
@@ -641,6 +643,7 @@ OpDef Gather() {
           return absl::InvalidArgumentError(absl::StrCat("index ", i, " is out of range for axis ", axis, " of size ", n));
         }
         if (i < 0) i += n;
+        if (inner == 0) continue;
         std::memcpy(out.mutable_data() + ((o * indices.numel() + j) * inner) * es,
                     data.data() + ((o * n + i) * inner) * es, inner * es);
       }

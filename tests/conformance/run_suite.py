@@ -331,6 +331,8 @@ def main() -> int:
     ap.add_argument("--only", help="regex: run and verify only matching tests (no completeness check)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test's result")
     args = ap.parse_args()
+    if not (os.path.isfile(args.gcomp) and os.access(args.gcomp, os.X_OK)):
+        sys.exit(f"run_suite.py: --gcomp {args.gcomp} is not an executable file (build gcomp first)")
     start = time.monotonic()
     suite = args.suite
     ops = claimed_ops()

@@ -285,6 +285,23 @@ TEST(ShapeOpsTest, PadRuntimeInputs) {
             "test.onnx: node 'node0' (Pad): pads are missing (attribute or input 1)");
 }
 
+// Zero-size pieces have no storage: the kernels must not copy from or to it (UBSan: memcpy of
+// a null pointer; ONNX's test_split_zero_size_splits).
+TEST(ShapeOpsTest, ZeroSizeSplitConcatGather) {
+  auto x = Tensor::FromF32({3}, Iota(3));
+  auto s = RunOp("Split", {{"x", x}}, With("split", std::vector<int64_t>{0, 3, 0}), 3);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)[0].numel(), 0);
+  EXPECT_EQ((*s)[1].ToF32(), Iota(3));
+  EXPECT_EQ((*s)[2].numel(), 0);
+  auto c = RunOp("Concat", {{"a", (*s)[0]}, {"b", x}, {"c", (*s)[2]}}, With("axis", int64_t{0}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)[0].ToF32(), Iota(3));
+  auto g = RunOp("Gather", {{"x", Tensor::FromF32({2, 0}, {})}, {"i", Tensor::FromI64({1}, {-1}), true}}, {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)[0].dims(), (std::vector<int64_t>{1, 0}));
+}
+
 TEST(ShapeOpsTest, SqueezeWithEmptyAxesSqueezesEverySizeOneAxis) {
   auto x = Tensor::FromF32({1, 3, 1}, Iota(3));
   auto s = RunOp("Squeeze", {{"x", x}}, With("axes", std::vector<int64_t>{}));

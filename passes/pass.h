@@ -1,0 +1,47 @@
+// What every pass sees: the pass entry-point type, its context, and the explain log.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+
+namespace gcomp::passes {
+
+struct PassOptions {
+  std::string target = "ref";
+  // Record why fusion rules did not fire (`inspect --explain`).
+  bool explain = false;
+};
+
+class PassContext {
+ public:
+  explicit PassContext(PassOptions options = {}) : options_(std::move(options)) {}
+  const PassOptions& options() const { return options_; }
+
+  // Records that `rule` looked at `at` and did not fire, and why; kept only with explain on.
+  // Reads: "FuseConvResidual at Add_37: the conv output has 2 users".
+  void Explain(const std::string& rule, const Node& at, const std::string& why) const;
+  const std::vector<std::string>& explanations() const { return explanations_; }
+
+ private:
+  PassOptions options_;
+  mutable std::vector<std::string> explanations_;
+};
+
+// A pass: returns whether it changed the graph. "No match" is not an error; an error means the
+// graph is wrong.
+using PassFn = absl::StatusOr<bool> (*)(Graph&, const PassContext&);
+
+struct PassInfo {
+  const char* name;  // the name used by --passes and the pipeline
+  PassFn run;
+  const char* summary;
+};
+
+// Every pass, by name (pass_registry.cc).
+const std::vector<PassInfo>& AllPasses();
+const PassInfo* FindPass(const std::string& name);
+
+}  // namespace gcomp::passes

@@ -1,0 +1,58 @@
+// The pass pipeline by optimization level, as data. Each entry says why it is there.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "passes/pass_manager.h"
+
+namespace gcomp::passes {
+namespace {
+
+struct Entry {
+  const char* pass;
+  const char* why;
+};
+
+// O1: clean-ups every later pass relies on.
+const std::vector<Entry> kO1 = {
+    {"canonicalize", "one form per op (LayerNormalization -> LayerNorm, Gemm/MatMul operand forms)"},
+    {"remove-identity", "Identity and inference Dropout are copies"},
+    {"fold-constants", "shape arithmetic of dynamic-batch exports becomes batch-polymorphic constants"},
+    {"fold-batchnorm", "inference BatchNorm is a per-channel affine map: into the conv, else scale/bias"},
+    {"cse", "exports repeat Shape/Gather chains and constants"},
+    {"dce", "what the rules above left unused"},
+};
+
+// O2: fusions into what a Tensor Core kernel executes in one launch.
+const std::vector<Entry> kO2 = {
+    {"fuse-layernorm", "decomposed mean/variance chains become one LayerNorm"},
+    {"fuse-gelu", "erf and tanh GELU chains become one Gelu (folded into FusedGemm next)"},
+    {"fuse-attention", "Q, K, V -> softmax(QK^T * scale) V becomes one Attention"},
+    {"fuse-gemm", "MatMul/Gemm + bias + activation + residual as one GEMM epilogue"},
+    {"fuse-conv", "Conv + bias + residual + ReLU/Clip as one conv epilogue"},
+    {"dce", "the matched chains"},
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> PassesForLevel(const std::string& level) {
+  std::vector<std::string> out;
+  auto add = [&](const std::vector<Entry>& entries) {
+    for (const Entry& e : entries) out.push_back(e.pass);
+  };
+  if (level == "O0") return out;
+  if (level == "O1") {
+    add(kO1);
+    return out;
+  }
+  if (level == "O2") {
+    add(kO1);
+    add(kO2);
+    return out;
+  }
+  if (level == "O3") {
+    return absl::UnimplementedError("level O3 (lowering, layout, precision) is not available in this build yet; use O2");
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown level '", level, "', expected O0, O1, O2 or O3"));
+}
+
+}  // namespace gcomp::passes

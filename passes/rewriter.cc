@@ -1,0 +1,84 @@
+#include "passes/rewriter.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "graph/op_def.h"
+#include "graph/shape_inference.h"
+#include "graph/status_macros.h"
+
+namespace gcomp::passes {
+
+absl::StatusOr<Node*> Rewriter::Create(const std::string& op, const std::string& name, std::vector<Value*> inputs,
+                                       Attributes attrs, std::vector<std::string> origin, int num_outputs) {
+  const OpDef* def = FindOp(op);
+  if (!def) return absl::InternalError(absl::StrCat("op table has no entry for ", op));
+  std::string node_name = g_.UniqueNodeName(name);
+  std::vector<Value*> outs;
+  for (int i = 0; i < num_outputs; ++i) {
+    ASSIGN_OR_RETURN(Value * v, g_.AddValue(g_.UniqueValueName(num_outputs == 1 ? node_name + "_out"
+                                                                                 : absl::StrCat(node_name, "_out", i)),
+                                            DType::kF32, {}));
+    outs.push_back(v);
+  }
+  ASSIGN_OR_RETURN(Node * node, g_.AddNode(op, node_name, std::move(inputs), std::move(outs), std::move(attrs)));
+  node->def = def;
+  node->origin = std::move(origin);
+  RETURN_IF_ERROR(InferNode(g_, *node));
+  return node;
+}
+
+absl::StatusOr<Value*> Rewriter::Constant(const std::string& name, Tensor t) {
+  return g_.AddConstant(g_.UniqueValueName(name), std::move(t));
+}
+
+void Rewriter::ReplaceAllUses(Value* from, Value* to) { g_.ReplaceAllUses(from, to); }
+
+absl::Status Rewriter::Erase(Node* node) { return g_.EraseNode(node); }
+
+absl::Status Rewriter::EraseWithDeadInputs(Node* node) {
+  std::vector<Value*> inputs = node->inputs;
+  RETURN_IF_ERROR(g_.EraseNode(node));
+  for (Value* in : inputs) {
+    if (!in || !in->producer || !in->users.empty() || g_.IsGraphOutput(in)) continue;
+    Node* p = in->producer;
+    bool dead = std::all_of(p->outputs.begin(), p->outputs.end(),
+                            [&](const Value* o) { return !o || (o->users.empty() && !g_.IsGraphOutput(o)); });
+    if (dead) RETURN_IF_ERROR(EraseWithDeadInputs(p));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Rewriter::Finish() {
+  RETURN_IF_ERROR(g_.TopologicalSort());
+  g_.RemoveUnusedValues();
+  return absl::OkStatus();
+}
+
+std::vector<std::string> MergeOrigins(const std::vector<const Node*>& nodes) {
+  std::vector<std::string> out;
+  for (const Node* n : nodes) {
+    if (!n) continue;
+    for (const std::string& o : n->origin) {
+      if (std::find(out.begin(), out.end(), o) == out.end()) out.push_back(o);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> MergeOrigins(std::initializer_list<const Node*> nodes) {
+  return MergeOrigins(std::vector<const Node*>(nodes));
+}
+
+Node* SingleUser(const Graph& g, const Value* v) {
+  if (!v || v->users.size() != 1 || g.IsGraphOutput(v)) return nullptr;
+  Node* u = v->users[0];
+  return std::count(u->inputs.begin(), u->inputs.end(), v) == 1 ? u : nullptr;
+}
+
+std::optional<float> ScalarConstant(const Value* v) {
+  if (!v || !v->is_constant() || v->constant->numel() != 1) return std::nullopt;
+  return v->constant->GetF32(0);
+}
+
+}  // namespace gcomp::passes
