@@ -112,7 +112,7 @@ def collect_types(graph: onnx.GraphProto, out: set[int], node_ops: list[str]) ->
     for n in graph.node:
         node_ops.append(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}")
         for a in n.attribute:
-            if a.name in ("to", "saturate_to") and a.type == onnx.AttributeProto.INT and n.op_type.startswith("Cast"):
+            if a.name == "to" and a.type == onnx.AttributeProto.INT and n.op_type.startswith("Cast"):
                 out.add(a.i)
             if a.type == onnx.AttributeProto.TENSOR:
                 out.add(a.t.data_type)
@@ -289,8 +289,7 @@ def auto_category(case: TestCase, claimed: set[str]) -> tuple[str, str] | None:
     return None
 
 
-def write_lists(suite: str, cases: dict[str, TestCase], unlisted: list[TestCase], results: dict[str, Result],
-                claimed_ops_: set[str]) -> None:
+def write_lists(suite: str, unlisted: list[TestCase], results: dict[str, Result], claimed_ops_: set[str]) -> None:
     new_claimed, new_excluded = [], []
     for c in unlisted:
         r = results.get(c.name)
@@ -383,7 +382,7 @@ def main() -> int:
     now_pass = [n for n in sorted(excluded) if n in results and results[n].passed]
 
     if args.write_lists:
-        write_lists(suite, cases, unlisted, results, ops)
+        write_lists(suite, unlisted, results, ops)
 
     if args.verbose:
         for n in sorted(results):
@@ -409,7 +408,7 @@ def main() -> int:
     slow = sorted(results.items(), key=lambda kv: -kv[1].seconds)[:3]
     print("  slowest: " + ", ".join(f"{n} {r.seconds:.2f} s" for n, r in slow))
     if now_pass:
-        print(f"\nexcluded tests that now pass (move them to claimed.txt):")
+        print("\nexcluded tests that now pass (move them to claimed.txt):")
         for n in now_pass:
             print(f"  {suite}/{n}  [{excluded[n].category}]")
     if problems:

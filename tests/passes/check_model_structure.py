@@ -1,0 +1,96 @@
+"""Structure and numerics of O2 on the model fixtures (issue: optimizer part 1).
+For each model folder: `gcomp inspect --level O0/O2 --format json` gives the graphs; the O2 graph
+must have the fused structure below, and `gcomp check --level O2` must match the stored ONNX
+Runtime references (which the O0 reference interpreter matches) at every stored batch size.
+Usage: check_model_structure.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
+import collections
+import json
+import subprocess
+import sys
+import time
+
+
+def inspect(gcomp, path, level):
+    p = subprocess.run([gcomp, "inspect", path, "--level", level, "--format", "json"], capture_output=True, text=True,
+                       timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"inspect --level {level} failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def ops(doc):
+    return collections.Counter(n["op"] for n in doc["nodes"])
+
+
+def with_residual(doc, op):
+    # The residual is input 3 of FusedConv and FusedGemm.
+    return sum(1 for n in doc["nodes"] if n["op"] == op and len(n["inputs"]) > 3 and n["inputs"][3] is not None)
+
+
+def activation(doc, op, act):
+    return sum(1 for n in doc["nodes"] if n["op"] == op and n["attributes"].get("activation") == act)
+
+
+def check_resnet(o0, o2, fail):
+    c0, c2 = ops(o0), ops(o2)
+    convs = c0["Conv"]
+    blocks = c0["Add"] if c0["Add"] else 0
+    for op in ("BatchNormalization", "Add", "Relu", "Conv"):
+        if c2[op]:
+            fail(f"{c2[op]} standalone {op} left")
+    if c2["FusedConv"] != convs:
+        fail(f"{convs} Conv -> {c2['FusedConv']} FusedConv, expected {convs}")
+    if with_residual(o2, "FusedConv") != blocks:
+        fail(f"{with_residual(o2, 'FusedConv')} FusedConv with a residual, expected {blocks} (one per block)")
+    return f"{convs} Conv -> {c2['FusedConv']} FusedConv ({with_residual(o2, 'FusedConv')} with residual)"
+
+
+def check_vit(o0, o2, fail):
+    c0, c2 = ops(o0), ops(o2)
+    blocks = c0["Softmax"] or c0["Attention"]
+    if c2["Attention"] != blocks:
+        fail(f"{c2['Attention']} Attention, expected {blocks} (one per block)")
+    if c2["LayerNorm"] != 2 * blocks + 1:
+        fail(f"{c2['LayerNorm']} LayerNorm, expected {2 * blocks + 1}")
+    for op in ("Erf", "Gelu", "Softmax", "ReduceMean", "Pow", "Sqrt", "LayerNormalization"):
+        if c2[op]:
+            fail(f"{c2[op]} standalone {op} left")
+    gelu = activation(o2, "FusedGemm", "gelu") + activation(o2, "FusedGemm", "gelu_tanh")
+    if gelu != blocks:
+        fail(f"{gelu} FusedGemm with GELU, expected {blocks} (every FC1)")
+    res = with_residual(o2, "FusedGemm")
+    if res != 2 * blocks:
+        fail(f"{res} FusedGemm with a residual, expected {2 * blocks} (both residual adds of every block)")
+    return f"{blocks} blocks: {c2['Attention']} Attention, {c2['LayerNorm']} LayerNorm, {gelu} GELU-FC1, {res} residual FusedGemm"
+
+
+def main():
+    gcomp, models_dir, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+    failures = []
+    for name in names:
+        path = f"{models_dir}/{name}/model.onnx"
+        problems = []
+        try:
+            o0 = inspect(gcomp, path, "O0")
+            start = time.monotonic()
+            o2 = inspect(gcomp, path, "O2")
+            secs = time.monotonic() - start
+            kind = check_vit if "vit" in name else check_resnet
+            summary = kind(o0, o2, problems.append)
+            p = subprocess.run([gcomp, "check", f"{models_dir}/{name}", "--level", "O2"], capture_output=True,
+                               text=True, timeout=1800)
+            if p.returncode != 0:
+                problems.append("gcomp check --level O2: " + (p.stdout + p.stderr).strip().replace("\n", " | "))
+            summary += f"; nodes {len(o0['nodes'])} -> {len(o2['nodes'])}; inspect O2 {secs:.2f} s"
+        except RuntimeError as e:
+            problems.append(str(e))
+            summary = ""
+        print(f"{'ok' if not problems else 'FAIL':4} {name:32} {summary}")
+        failures += [f"{name}: {p}" for p in problems]
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
