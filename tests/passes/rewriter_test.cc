@@ -1,0 +1,92 @@
+#include "passes/rewriter.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/op_def.h"
+#include "graph/printer.h"
+#include "graph/shape_inference.h"
+#include "passes/pass_manager.h"
+
+namespace gcomp::passes {
+namespace {
+
+// x -> Relu(a) -> Sigmoid(b) -> y
+std::unique_ptr<Graph> Chain() {
+  auto g = std::make_unique<Graph>();
+  g->source = "chain.onnx";
+  Value* x = *g->AddInput("x", DType::kF32, {Dim::Symbol("batch"), Dim(4)});
+  Value* a = *g->AddValue("a", DType::kF32, {});
+  Value* y = *g->AddValue("y", DType::kF32, {});
+  Node* relu = *g->AddNode("Relu", "relu", {x}, {a});
+  Node* sig = *g->AddNode("Sigmoid", "sigmoid", {a}, {y});
+  relu->def = FindOp("Relu");
+  sig->def = FindOp("Sigmoid");
+  relu->origin = {"relu"};
+  sig->origin = {"sigmoid"};
+  g->AddOutput(y);
+  EXPECT_TRUE(InferShapes(*g).ok());
+  return g;
+}
+
+TEST(RewriterTest, CreateInfersShapesAndReplaceKeepsOutputNames) {
+  auto g = Chain();
+  Rewriter rw(*g);
+  Node* relu = g->nodes()[0];
+  Node* sig = g->nodes()[1];
+  auto tanh = rw.Create("Tanh", "tanh", {relu->output(0)}, {}, MergeOrigins({sig}));
+  ASSERT_TRUE(tanh.ok()) << tanh.status();
+  EXPECT_EQ(ShapeToString((*tanh)->output(0)->shape), "[batch,4]");
+  rw.ReplaceAllUses(sig->output(0), (*tanh)->output(0));
+  ASSERT_TRUE(rw.EraseWithDeadInputs(sig).ok());
+  ASSERT_TRUE(rw.Finish().ok());
+  ASSERT_TRUE(VerifyGraph(*g).ok());
+  EXPECT_EQ(g->outputs()[0]->name, "y");  // the graph output keeps its name
+  EXPECT_EQ(g->outputs()[0]->producer->op, "Tanh");
+  EXPECT_EQ(g->outputs()[0]->producer->origin, std::vector<std::string>{"sigmoid"});
+  EXPECT_EQ(g->num_nodes(), 2u);
+}
+
+TEST(RewriterTest, EraseRefusesUsedNodesAndDeadChainsGo) {
+  auto g = Chain();
+  Rewriter rw(*g);
+  Node* relu = g->nodes()[0];
+  absl::Status s = rw.Erase(relu);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("output 'a' is still used"), std::string::npos) << s;
+  // Route the output around both nodes: the whole chain becomes dead.
+  Node* sig = g->nodes()[1];
+  rw.ReplaceAllUses(sig->output(0), g->inputs()[0]);
+  ASSERT_TRUE(rw.EraseWithDeadInputs(sig).ok());
+  ASSERT_TRUE(rw.Finish().ok());
+  EXPECT_EQ(g->num_nodes(), 0u);
+}
+
+TEST(RewriterTest, TopologicalSortPlacesNewNodesBeforeUsers) {
+  auto g = Chain();
+  Rewriter rw(*g);
+  Node* sig = g->nodes()[1];
+  // A node appended at the end that the sigmoid is then rewired to read.
+  auto neg = rw.Create("Neg", "neg", {g->inputs()[0]}, {}, {"neg"});
+  ASSERT_TRUE(neg.ok());
+  g->SetInput(sig, 0, (*neg)->output(0));
+  ASSERT_EQ(g->nodes()[0]->op, "Relu");
+  ASSERT_TRUE(rw.Erase(g->nodes()[0]).ok());  // its output lost its only user
+  ASSERT_TRUE(rw.Finish().ok());
+  ASSERT_TRUE(VerifyGraph(*g).ok()) << PrintGraph(*g);
+  EXPECT_EQ(g->nodes().front()->op, "Neg");
+}
+
+TEST(PassManagerTest, UnknownPassAndLevels) {
+  auto g = Chain();
+  PassContext ctx;
+  absl::Status s = RunPasses(*g, {"no-such-pass"}, ctx);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("unknown pass 'no-such-pass'"), std::string::npos);
+  EXPECT_TRUE(PassesForLevel("O0")->empty());
+  EXPECT_FALSE(PassesForLevel("O2")->empty());
+  EXPECT_EQ(PassesForLevel("O7").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(RunPasses(*g, {"dce", "remove-identity"}, ctx, RunOptions{.verify_each = true}).ok());
+}
+
+}  // namespace
+}  // namespace gcomp::passes
