@@ -70,9 +70,9 @@ class CliTest(unittest.TestCase):
             self.assertIn("->", text)
 
     def test_levels_and_targets_not_built_yet_are_refused(self):
-        rc, _, err = gcomp("inspect", self.model, "--level", "O2")
+        rc, _, err = gcomp("inspect", self.model, "--level", "O3")
         self.assertEqual(rc, 2)
-        self.assertIn("level O2 is not available", err)
+        self.assertIn("level O3 (lowering, layout, precision) is not available", err)
         rc, _, err = gcomp("inspect", self.model, "--level", "O9")
         self.assertEqual(rc, 2)
         self.assertIn("unknown level 'O9'", err)
