@@ -1,8 +1,93 @@
-// canonicalize: being written.
+// canonicalize: one form per op, so that later rules match fewer shapes.
+//
+//   %y = Add(%c, %x)  (%c constant, %x not)    ->  %y = Add(%x, %c)        (Mul likewise)
+//   %y = Reshape(%x, %s)  (y's shape == x's)    ->  uses of %y read %x
+//   %y = Flatten(%x)      (y's shape == x's, e.g. axis=1 of a rank-2 input)  ->  uses of %y read %x
+//   %y = Transpose(%x) {perm = 0,1,..,r-1}      ->  uses of %y read %x
+//
+// Preconditions: the shape rules compare the inferred shapes exactly (symbolic dims as
+// expressions: [batch,197,768] equals [batch,197,768] only), so they are exact at every batch
+// size. A node whose output is a graph output and whose input is a graph input, constant or
+// output stays (a graph output needs a producer to keep its name).
+// Left alone on purpose: Gemm (C absent, alpha = beta = 1 is already the form fuse-gemm matches),
+// Sub(x, c) and Div(x, c) (not commutative), LayerNormalization (fuse-layernorm owns it).
+#include <algorithm>
+
+#include "graph/status_macros.h"
 #include "passes/passes.h"
+#include "passes/rewriter.h"
 
 namespace gcomp::passes {
+namespace {
 
-absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx) { return false; }
+bool IsGraphInput(const Graph& g, const Value* v) {
+  return std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end();
+}
+
+// Replaces `old` by a node of the same op and name reading `inputs`.
+absl::Status RecreateWithInputs(Rewriter& rw, Node* old, std::vector<Value*> inputs) {
+  const std::string name = old->name;
+  ASSIGN_OR_RETURN(Node * nn, rw.Create(old->op, name, std::move(inputs), old->attrs, old->origin,
+                                        static_cast<int>(old->outputs.size())));
+  for (size_t k = 0; k < old->outputs.size(); ++k) {
+    if (old->outputs[k]) rw.ReplaceAllUses(old->outputs[k], nn->outputs[k]);
+  }
+  nn->decisions = old->decisions;
+  nn->precision = old->precision;
+  RETURN_IF_ERROR(rw.Erase(old));
+  nn->name = name;  // the old node is gone, so its name is free again
+  return absl::OkStatus();
+}
+
+// Whether `n` (Reshape, Flatten, Transpose) copies its input unchanged.
+bool IsIdentityShapeOp(const Node& n) {
+  const Value* in = n.input(0);
+  const Value* out = n.output(0);
+  if (!in || !out || in->dtype != out->dtype || in->shape != out->shape) return false;
+  if (n.op == "Reshape" || n.op == "Flatten") return true;
+  // Transpose: only the identity permutation keeps the data order.
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  std::vector<int64_t> def(rank);
+  for (int64_t i = 0; i < rank; ++i) def[i] = rank - 1 - i;
+  std::vector<int64_t> perm = n.attrs.GetInts("perm", def);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (perm[i] != i) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx) {
+  Rewriter rw(g);
+  bool changed = false;
+  for (Node* n : g.nodes()) {
+    if (n->op == "Add" || n->op == "Mul") {
+      Value* a = n->input(0);
+      Value* b = n->input(1);
+      if (!a || !b || !a->is_constant()) continue;
+      if (b->is_constant()) {
+        ctx.Explain("ConstantOperandSecond", *n, "both operands are constants (fold-constants evaluates it)");
+        continue;
+      }
+      RETURN_IF_ERROR(RecreateWithInputs(rw, n, {b, a}));
+      changed = true;
+      continue;
+    }
+    if (n->op != "Reshape" && n->op != "Flatten" && n->op != "Transpose") continue;
+    if (!IsIdentityShapeOp(*n)) continue;
+    Value* in = n->input(0);
+    Value* out = n->output(0);
+    if (g.IsGraphOutput(out) && (g.IsGraphOutput(in) || in->is_constant() || IsGraphInput(g, in))) {
+      ctx.Explain("RemoveIdentityShapeOp", *n, "it copies a graph input, constant or output to a graph output");
+      continue;
+    }
+    rw.ReplaceAllUses(out, in);
+    RETURN_IF_ERROR(rw.EraseWithDeadInputs(n));
+    changed = true;
+  }
+  if (changed) RETURN_IF_ERROR(rw.Finish());
+  return changed;
+}
 
 }  // namespace gcomp::passes

@@ -14,7 +14,7 @@ struct Entry {
 
 // O1: clean-ups every later pass relies on.
 const std::vector<Entry> kO1 = {
-    {"canonicalize", "one form per op (LayerNormalization -> LayerNorm, Gemm/MatMul operand forms)"},
+    {"canonicalize", "one form per op: constant operand of Add/Mul second; identity Reshape/Flatten/Transpose gone"},
     {"remove-identity", "Identity and inference Dropout are copies"},
     {"fold-constants", "shape arithmetic of dynamic-batch exports becomes batch-polymorphic constants"},
     {"fold-batchnorm", "inference BatchNorm is a per-channel affine map: into the conv, else scale/bias"},
