@@ -24,21 +24,6 @@ bool IsGraphInput(const Graph& g, const Value* v) {
   return std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end();
 }
 
-// Replaces `old` by a node of the same op and name reading `inputs`.
-absl::Status RecreateWithInputs(Rewriter& rw, Node* old, std::vector<Value*> inputs) {
-  const std::string name = old->name;
-  ASSIGN_OR_RETURN(Node * nn, rw.Create(old->op, name, std::move(inputs), old->attrs, old->origin,
-                                        static_cast<int>(old->outputs.size())));
-  for (size_t k = 0; k < old->outputs.size(); ++k) {
-    if (old->outputs[k]) rw.ReplaceAllUses(old->outputs[k], nn->outputs[k]);
-  }
-  nn->decisions = old->decisions;
-  nn->precision = old->precision;
-  RETURN_IF_ERROR(rw.Erase(old));
-  nn->name = name;  // the old node is gone, so its name is free again
-  return absl::OkStatus();
-}
-
 // Whether `n` (Reshape, Flatten, Transpose) copies its input unchanged.
 bool IsIdentityShapeOp(const Node& n) {
   const Value* in = n.input(0);
@@ -70,7 +55,7 @@ absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx) {
         ctx.Explain("ConstantOperandSecond", *n, "both operands are constants (fold-constants evaluates it)");
         continue;
       }
-      RETURN_IF_ERROR(RecreateWithInputs(rw, n, {b, a}));
+      RETURN_IF_ERROR(rw.RecreateWithInputs(n, {b, a}).status());
       changed = true;
       continue;
     }

@@ -61,21 +61,6 @@ bool HasSymbolic(const Value* v) { return v && v->sym_values && !AllConst(*v->sy
 
 bool IsUsed(const Graph& g, const Value* v) { return v && (!v->users.empty() || g.IsGraphOutput(v)); }
 
-// Replaces `old` by a node of the same op and name reading `inputs`.
-absl::StatusOr<Node*> RecreateWithInputs(Rewriter& rw, Node* old, std::vector<Value*> inputs) {
-  const std::string name = old->name;
-  ASSIGN_OR_RETURN(Node * nn, rw.Create(old->op, name, std::move(inputs), old->attrs, old->origin,
-                                        static_cast<int>(old->outputs.size())));
-  for (size_t k = 0; k < old->outputs.size(); ++k) {
-    if (old->outputs[k]) rw.ReplaceAllUses(old->outputs[k], nn->outputs[k]);
-  }
-  nn->decisions = old->decisions;
-  nn->precision = old->precision;
-  RETURN_IF_ERROR(rw.Erase(old));
-  nn->name = name;  // the old node is gone, so its name is free again
-  return nn;
-}
-
 // ---- FoldKnownValues ----------------------------------------------------------------------
 
 // The constant tensor that shape inference's element values describe, if they are all known.
@@ -290,7 +275,7 @@ absl::StatusOr<bool> EncodeShapeTargets(Graph& g, Rewriter& rw, const PassContex
       rw.ReplaceAllUses(spec, c);
       n->decisions.push_back(std::move(d));
     } else {
-      ASSIGN_OR_RETURN(Node * nn, RecreateWithInputs(rw, n, {data, c}));
+      ASSIGN_OR_RETURN(Node * nn, rw.RecreateWithInputs(n, {data, c}));
       nn->decisions.push_back(std::move(d));
     }
     changed = true;

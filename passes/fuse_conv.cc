@@ -216,25 +216,6 @@ void MatchEpilogue(const Graph& g, ConvFusion& f, const std::map<const Node*, si
   }
 }
 
-absl::Status EraseAll(Rewriter& rw, std::vector<Node*> nodes, std::set<Node*>& erased) {
-  while (!nodes.empty()) {
-    bool progress = false;
-    for (auto it = nodes.begin(); it != nodes.end();) {
-      Node* n = *it;
-      if (n->output(0)->users.empty()) {
-        RETURN_IF_ERROR(rw.Erase(n));
-        erased.insert(n);
-        it = nodes.erase(it);
-        progress = true;
-      } else {
-        ++it;
-      }
-    }
-    if (!progress) return absl::InternalError("fuse-conv: matched nodes are still used outside the pattern");
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Apply(Graph& g, Rewriter& rw, ConvFusion& f, std::set<Node*>& erased) {
   Node* root = f.root;
   const std::string name = root->name;
@@ -282,7 +263,7 @@ absl::Status Apply(Graph& g, Rewriter& rw, ConvFusion& f, std::set<Node*>& erase
     }
   }
   rw.ReplaceAllUses(f.out, fused->output(0));
-  RETURN_IF_ERROR(EraseAll(rw, f.nodes, erased));
+  RETURN_IF_ERROR(rw.EraseAll(f.nodes, &erased));
   fused->name = g.UniqueNodeName(name);
   return absl::OkStatus();
 }

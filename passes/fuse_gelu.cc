@@ -181,26 +181,6 @@ bool MatchTanh(const Graph& g, Node* tanh, Value*& x, Match& m) {
   return MatchOnePlus(g, tanh->output(0), x, m);
 }
 
-// Erases `nodes` (a closed single-use pattern whose outputs are no longer used outside it).
-absl::Status EraseAll(Rewriter& rw, std::vector<Node*> nodes, std::set<Node*>& erased) {
-  while (!nodes.empty()) {
-    bool progress = false;
-    for (auto it = nodes.begin(); it != nodes.end();) {
-      Node* n = *it;
-      if (n->output(0)->users.empty()) {
-        RETURN_IF_ERROR(rw.Erase(n));
-        erased.insert(n);
-        it = nodes.erase(it);
-        progress = true;
-      } else {
-        ++it;
-      }
-    }
-    if (!progress) return absl::InternalError("fuse-gelu: matched nodes are still used outside the pattern");
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<bool> FuseGelu(Graph& g, const PassContext& ctx) {
@@ -235,7 +215,7 @@ absl::StatusOr<bool> FuseGelu(Graph& g, const PassContext& ctx) {
              is_erf ? "0.5 * x * (1 + erf(x / sqrt(2)))" : "0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))",
              " over ", m.nodes.size(), " ops; constants match within 1e-6; every intermediate has one user")});
     rw.ReplaceAllUses(m.last->output(0), gelu->output(0));
-    RETURN_IF_ERROR(EraseAll(rw, m.nodes, erased));
+    RETURN_IF_ERROR(rw.EraseAll(m.nodes, &erased));
     gelu->name = g.UniqueNodeName(name);
     changed = true;
   }

@@ -360,26 +360,6 @@ void MatchEpilogue(const Graph& g, GemmFusion& f, const PassContext& ctx) {
   }
 }
 
-// Erases `nodes` once nothing outside them uses their outputs.
-absl::Status EraseAll(Rewriter& rw, std::vector<Node*> nodes, std::set<Node*>& erased) {
-  while (!nodes.empty()) {
-    bool progress = false;
-    for (auto it = nodes.begin(); it != nodes.end();) {
-      Node* n = *it;
-      if (n->output(0)->users.empty()) {
-        RETURN_IF_ERROR(rw.Erase(n));
-        erased.insert(n);
-        it = nodes.erase(it);
-        progress = true;
-      } else {
-        ++it;
-      }
-    }
-    if (!progress) return absl::InternalError("fuse-gemm: matched nodes are still used outside the pattern");
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Apply(Graph& g, Rewriter& rw, GemmFusion& f, std::set<Node*>& erased) {
   const std::string name = f.root->name;
   std::vector<std::pair<Node*, std::string>> renames;
@@ -438,7 +418,7 @@ absl::Status Apply(Graph& g, Rewriter& rw, GemmFusion& f, std::set<Node*>& erase
   fused->decisions.push_back({"fusion", choice, reason});
   renames.push_back({fused, name});
   rw.ReplaceAllUses(f.out, fused->output(0));
-  RETURN_IF_ERROR(EraseAll(rw, f.nodes, erased));
+  RETURN_IF_ERROR(rw.EraseAll(f.nodes, &erased));
   for (auto& [node, want] : renames) node->name = g.UniqueNodeName(want);
   return absl::OkStatus();
 }

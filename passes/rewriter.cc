@@ -36,6 +36,43 @@ void Rewriter::ReplaceAllUses(Value* from, Value* to) { g_.ReplaceAllUses(from, 
 
 absl::Status Rewriter::Erase(Node* node) { return g_.EraseNode(node); }
 
+absl::Status Rewriter::EraseAll(std::vector<Node*> nodes, std::set<Node*>* erased) {
+  while (!nodes.empty()) {
+    bool progress = false;
+    for (auto it = nodes.begin(); it != nodes.end();) {
+      Node* n = *it;
+      bool used = std::any_of(n->outputs.begin(), n->outputs.end(),
+                              [&](const Value* o) { return o && (!o->users.empty() || g_.IsGraphOutput(o)); });
+      if (used) {
+        ++it;
+        continue;
+      }
+      RETURN_IF_ERROR(g_.EraseNode(n));
+      if (erased) erased->insert(n);
+      it = nodes.erase(it);
+      progress = true;
+    }
+    if (!progress) {
+      return absl::InternalError(absl::StrCat(nodes.front()->Describe(), " of a matched pattern is still used outside it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Node*> Rewriter::RecreateWithInputs(Node* old, std::vector<Value*> inputs) {
+  const std::string name = old->name;
+  ASSIGN_OR_RETURN(Node * nn, Create(old->op, name, std::move(inputs), old->attrs, old->origin,
+                                     static_cast<int>(old->outputs.size())));
+  for (size_t k = 0; k < old->outputs.size(); ++k) {
+    if (old->outputs[k]) ReplaceAllUses(old->outputs[k], nn->outputs[k]);
+  }
+  nn->decisions = old->decisions;
+  nn->precision = old->precision;
+  RETURN_IF_ERROR(g_.EraseNode(old));
+  nn->name = name;  // the old node is gone, so its name is free again
+  return nn;
+}
+
 absl::Status Rewriter::EraseWithDeadInputs(Node* node) {
   std::vector<Value*> inputs = node->inputs;
   RETURN_IF_ERROR(g_.EraseNode(node));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ class Rewriter {
   // Erases `node` and then every producer chain that became unused because of it.
   absl::Status EraseWithDeadInputs(Node* node);
   absl::Status Erase(Node* node);
+  // Erases a matched pattern: each node once nothing outside the set still uses its output.
+  // Erased nodes are added to `erased` when given (drivers skip them in their node lists).
+  absl::Status EraseAll(std::vector<Node*> nodes, std::set<Node*>* erased = nullptr);
+  // Replaces `old` by a node of the same op, name, attributes, origin and decisions reading
+  // `inputs`; uses of its outputs move to the new node's outputs.
+  absl::StatusOr<Node*> RecreateWithInputs(Node* old, std::vector<Value*> inputs);
   // Restores topological order and drops unreferenced values; call once after rewriting.
   absl::Status Finish();
 
