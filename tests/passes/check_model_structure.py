@@ -1,13 +1,21 @@
-"""Structure and numerics of O2 on the model fixtures (issue: optimizer part 1).
+"""Structure and numerics of O2 on the model fixtures.
 For each model folder: `gcomp inspect --level O0/O2 --format json` gives the graphs; the O2 graph
-must have the fused structure below, and `gcomp check --level O2` must match the stored ONNX
-Runtime references (which the O0 reference interpreter matches) at every stored batch size.
+must have the fused structure below; the reference interpreter's outputs on the O0 and the O2
+graph must agree within rtol 1e-4 (atol 1e-5*max|O0|) at every stored batch size, and
+`gcomp check --level O2` must match the stored ONNX Runtime references.
 Usage: check_model_structure.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import collections
+import glob
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
 
 
 def inspect(gcomp, path, level):
@@ -64,6 +72,43 @@ def check_vit(o0, o2, fail):
     return f"{blocks} blocks: {c2['Attention']} Attention, {c2['LayerNorm']} LayerNorm, {gelu} GELU-FC1, {res} residual FusedGemm"
 
 
+def run_level(gcomp, path, inputs, level, out_dir):
+    """Runs the model at `level` on the test-set inputs; returns the outputs as arrays."""
+    model = onnx.load(path, load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in inits]
+    args = [gcomp, "run", path, "--level", level, "--output-dir", out_dir]
+    for k, f in enumerate(inputs):
+        args += ["--input", f"{names[k]}={f}"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(f"gcomp run --level {level} failed: {p.stderr.strip()}")
+    outs = []
+    for k in range(len(model.graph.output)):
+        t = onnx.TensorProto()
+        with open(os.path.join(out_dir, f"output_{k}.pb"), "rb") as fh:
+            t.ParseFromString(fh.read())
+        outs.append(numpy_helper.to_array(t))
+    return outs
+
+
+def compare_o0_o2(gcomp, case_dir, fail):
+    """The reference interpreter on the O0 and the O2 graph agree within rtol 1e-4 on every stored
+    data set (batch 1 and 3 for dynamic-batch models)."""
+    worst = 0.0
+    for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
+        inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")))
+        with tempfile.TemporaryDirectory() as d:
+            o0 = run_level(gcomp, os.path.join(case_dir, "model.onnx"), inputs, "O0", os.path.join(d, "o0"))
+            o2 = run_level(gcomp, os.path.join(case_dir, "model.onnx"), inputs, "O2", os.path.join(d, "o2"))
+        for a, b in zip(o0, o2):
+            atol = 1e-5 * float(np.abs(a).max())
+            if a.shape != b.shape or not np.allclose(b, a, rtol=1e-4, atol=atol):
+                fail(f"{os.path.basename(data_set)}: O2 differs from O0 (max abs {np.abs(b - a).max()})")
+            worst = max(worst, float(np.abs(b - a).max()) / max(float(np.abs(a).max()), 1e-30))
+    return worst
+
+
 def main():
     gcomp, models_dir, names = sys.argv[1], sys.argv[2], sys.argv[3:]
     failures = []
@@ -81,7 +126,9 @@ def main():
                                text=True, timeout=1800)
             if p.returncode != 0:
                 problems.append("gcomp check --level O2: " + (p.stdout + p.stderr).strip().replace("\n", " | "))
-            summary += f"; nodes {len(o0['nodes'])} -> {len(o2['nodes'])}; inspect O2 {secs:.2f} s"
+            worst = compare_o0_o2(gcomp, f"{models_dir}/{name}", problems.append)
+            summary += (f"; nodes {len(o0['nodes'])} -> {len(o2['nodes'])}; max |O2-O0|/max|O0| {worst:.1e};"
+                        f" inspect O2 {secs:.2f} s")
         except RuntimeError as e:
             problems.append(str(e))
             summary = ""
