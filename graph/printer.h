@@ -1,4 +1,4 @@
-// Printers and the verifier of the graph IR: stable text (golden tests), summary, DOT, JSON.
+// Printers and the verifier of the graph IR: stable text (golden tests), summary, DOT, JSON, HTML.
 #pragma once
 
 #include <string>
@@ -17,6 +17,10 @@ std::string PrintSummary(const Graph& g);
 std::string GraphToDot(const Graph& g);
 // JSON with schema_version: graph, inputs, outputs, constants, nodes, edges.
 std::string GraphToJson(const Graph& g);
+// One self-contained HTML page (inline SVG, CSS, JS; nothing fetched): the graph in a layered
+// layout, nodes coloured by kind and precision, details and decisions on hover/click, pan/zoom,
+// search. Deterministic (graph/printer_html.cc).
+std::string GraphToHtml(const Graph& g, const std::string& title);
 
 // Structural checks: producers/users consistent, topological order, every node matches its op
 // definition, outputs produced, names unique.

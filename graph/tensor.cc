@@ -40,13 +40,13 @@ Tensor Tensor::Scalar(DType dtype, double value) {
 
 Tensor Tensor::FromF32(std::vector<int64_t> dims, const std::vector<float>& values) {
   Tensor t = *Zeros(DType::kF32, std::move(dims));
-  std::memcpy(t.mutable_data(), values.data(), t.nbytes());
+  if (t.nbytes()) std::memcpy(t.mutable_data(), values.data(), t.nbytes());
   return t;
 }
 
 Tensor Tensor::FromI64(std::vector<int64_t> dims, const std::vector<int64_t>& values) {
   Tensor t = *Zeros(DType::kI64, std::move(dims));
-  std::memcpy(t.mutable_data(), values.data(), t.nbytes());
+  if (t.nbytes()) std::memcpy(t.mutable_data(), values.data(), t.nbytes());
   return t;
 }
 

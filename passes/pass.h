@@ -13,7 +13,18 @@ struct PassOptions {
   std::string target = "ref";
   // Record why fusion rules did not fire (`inspect --explain`).
   bool explain = false;
+  // --precision: fp32 (default), tf32, fp16, bf16 (fp8 and auto are refused); read by assign-precision.
+  std::string precision = "fp32";
+  // --keep-fp32: nodes whose name or op matches this regex (std::regex_search) stay fp32.
+  std::string keep_fp32;
 };
+
+// The precisions of --precision that this build assigns (assign_precision.cc).
+enum class PrecisionMode { kFp32, kTf32, kFp16, kBf16 };
+// "fp32" | "tf32" | "fp16" | "bf16"; fp8 and auto are Unimplemented, anything else InvalidArgument.
+absl::StatusOr<PrecisionMode> ParsePrecision(const std::string& name);
+// InvalidArgument naming the pattern and std::regex's complaint when `pattern` is not a regex.
+absl::Status ValidateKeepFp32(const std::string& pattern);
 
 class PassContext {
  public:

@@ -15,6 +15,10 @@ const std::vector<PassInfo>& AllPasses() {
       {"fuse-attention", FuseAttention, "softmax(Q K^T scale) V -> Attention"},
       {"fuse-gemm", FuseGemm, "MatMul/Gemm + bias + activation + residual -> FusedGemm"},
       {"fuse-conv", FuseConv, "Conv + bias + residual + activation -> FusedConv"},
+      {"layout-nhwc", LayoutNhwc, "conv chains in NHWC for targets preferring it; inverse Transposes cancelled"},
+      {"lower-conv", LowerConv, "FusedConv -> GEMM (1x1), implicit GEMM or im2col + GEMM, by target"},
+      {"lower-attention", LowerAttention, "Attention -> fused kernel or batched GEMMs + softmax, by target"},
+      {"assign-precision", AssignPrecision, "storage precision per node for --precision/--keep-fp32, with casts"},
   };
   return kPasses;
 }

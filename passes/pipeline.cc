@@ -30,6 +30,15 @@ const std::vector<Entry> kO2 = {
     {"fuse-gemm", "MatMul/Gemm + bias + activation + residual as one GEMM epilogue"},
     {"fuse-conv", "Conv + bias + residual + ReLU/Clip as one conv epilogue"},
     {"dce", "the matched chains"},
+    {"assign-precision", "--precision fp16/bf16: GEMM operands in P, statistics fp32, casts at storage changes (no-op for fp32)"},
+};
+
+// O3: lowering and layout for the target description of --target (passes/targets/).
+const std::vector<Entry> kO3 = {
+    {"layout-nhwc", "NHWC targets: conv chains in NHWC, Transposes only at the edges, inverse pairs cancelled"},
+    {"lower-conv", "1x1 conv -> GEMM; k x k -> implicit GEMM where the target has one, else im2col + GEMM"},
+    {"lower-attention", "Attention -> the target's fused kernel, else batched GEMMs + softmax"},
+    {"dce", "what the lowerings left unused"},
 };
 
 }  // namespace
@@ -50,7 +59,10 @@ absl::StatusOr<std::vector<std::string>> PassesForLevel(const std::string& level
     return out;
   }
   if (level == "O3") {
-    return absl::UnimplementedError("level O3 (lowering, layout, precision) is not available in this build yet; use O2");
+    add(kO1);
+    add(kO2);
+    add(kO3);
+    return out;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown level '", level, "', expected O0, O1, O2 or O3"));
 }

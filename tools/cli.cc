@@ -9,6 +9,7 @@
 #include "frontend/onnx_import.h"
 #include "graph/status_macros.h"
 #include "passes/pass_manager.h"
+#include "passes/target.h"
 
 namespace gcomp::cli {
 
@@ -82,33 +83,49 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vect
 
 absl::StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path) { return frontend::ImportOnnxFile(path); }
 
-absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed) {
+absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed, bool any_target) {
   std::string target = args.Get("--target", "ref");
-  if (target != "ref") {
-    static const std::vector<std::string> kKnown = {"cpu", "cuda", "cuda:sm_90", "cuda:sm_80"};
-    if (std::find(kKnown.begin(), kKnown.end(), target) != kKnown.end()) {
-      return absl::UnimplementedError(absl::StrCat("target '", target,
-                                                   "' is not available in this build yet; use --target ref (the reference interpreter)"));
-    }
-    return absl::InvalidArgumentError(absl::StrCat("unknown target '", target, "', expected ref, cpu, cuda, cuda:sm_90 or cuda:sm_80"));
+  ASSIGN_OR_RETURN(const passes::TargetDescription* t, passes::FindTarget(target));
+  if (t->name != "ref" && !any_target) {
+    return absl::UnimplementedError(absl::StrCat("target '", target,
+                                                 "' has no backend in this build yet: this command executes on the "
+                                                 "reference interpreter (--target ref); `gcomp inspect --target ",
+                                                 target, "` shows the graph lowered for it"));
   }
   if (!level_allowed && args.Has("--level")) return absl::InvalidArgumentError("--level is not an option of this command");
   if (absl::Status s = passes::PassesForLevel(args.Get("--level", "O0")).status(); !s.ok()) return s;
-  std::string precision = args.Get("--precision", "fp32");
-  if (precision != "fp32") {
-    return absl::UnimplementedError(absl::StrCat("precision '", precision, "' is not available in this build yet; use fp32"));
+  ASSIGN_OR_RETURN(passes::PassOptions po, PassOptionsFromArgs(args));
+  if (po.precision != "fp32" && !args.Has("--passes")) {
+    std::string level = args.Get("--level", "O0");
+    if (level == "O0" || level == "O1") {
+      return absl::InvalidArgumentError(absl::StrCat("--precision ", po.precision,
+                                                     " is assigned by the O2 pipeline's assign-precision pass, "
+                                                     "after fusion; add --level O2 (this command runs level ",
+                                                     level, ")"));
+    }
   }
   return absl::OkStatus();
 }
+
+absl::StatusOr<passes::PassOptions> PassOptionsFromArgs(const Args& args) {
+  passes::PassOptions po;
+  po.target = args.Get("--target", "ref");
+  po.explain = args.Has("--explain");
+  po.precision = args.Get("--precision", "fp32");
+  po.keep_fp32 = args.Get("--keep-fp32");
+  RETURN_IF_ERROR(passes::ParsePrecision(po.precision).status());
+  RETURN_IF_ERROR(passes::ValidateKeepFp32(po.keep_fp32));
+  return po;
+}
+
+bool EmulatesStorage(const Args& args) { return PrecisionOf(args) != "fp32"; }
 
 absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::string& path) {
   OptimizedModel m;
   ASSIGN_OR_RETURN(m.graph, LoadModel(path));
   for (const Node* n : m.graph->nodes()) ++m.ops_before[n->op];
   m.nodes_before = m.graph->num_nodes();
-  passes::PassOptions po;
-  po.target = args.Get("--target", "ref");
-  po.explain = args.Has("--explain");
+  ASSIGN_OR_RETURN(passes::PassOptions po, PassOptionsFromArgs(args));
   passes::PassContext ctx(po);
   if (args.Has("--passes")) {  // an explicit pass list instead of a level (pass tests use it)
     std::vector<std::string> names = absl::StrSplit(args.Get("--passes"), ',', absl::SkipEmpty());

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
+#include "passes/pass.h"
 
 namespace gcomp::cli {
 
@@ -36,8 +37,17 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vect
 
 // Loads an ONNX model (the only input form until plans exist).
 absl::StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path);
-// Checks --target, --level and --precision against what this build offers.
-absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed);
+// Checks --target, --level, --precision and --keep-fp32 against what this build offers.
+// Unknown targets are refused with the list; targets other than ref only with `any_target`
+// (inspect shows any target's lowering; `run --reference` executes it on the interpreter).
+absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed, bool any_target = false);
+// The pass options of --target, --explain, --precision (validated: fp8 and auto are refused) and
+// --keep-fp32 (validated as a std::regex).
+absl::StatusOr<passes::PassOptions> PassOptionsFromArgs(const Args& args);
+// Whether --precision asks for reduced-precision storage (run and check then emulate it).
+bool EmulatesStorage(const Args& args);
+// The --precision of `args` ("fp32" when absent).
+inline std::string PrecisionOf(const Args& args) { return args.Get("--precision", "fp32"); }
 
 // A model imported and run through the pipeline of --level (default O0).
 struct OptimizedModel {

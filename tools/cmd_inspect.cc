@@ -1,4 +1,4 @@
-// gcomp inspect MODEL.onnx [--level O0|O1|O2] [--format text|dot|json] [--summary] [--explain] [-o FILE]
+// gcomp inspect MODEL.onnx [--level O0|O1|O2] [--precision P] [--keep-fp32 REGEX] [--format text|dot|json|html] [--summary] [--explain] [-o FILE]
 #include <fstream>
 #include <iostream>
 
@@ -7,19 +7,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "graph/printer.h"
 #include "tools/cli.h"
 
 namespace gcomp::cli {
 
 int Inspect(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes"}, {"--summary", "--explain"});
+  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes", "--precision", "--keep-fp32"}, {"--summary", "--explain"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("inspect takes one MODEL.onnx"));
-  if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
+  if (absl::Status s = CheckTargetAndLevel(*args, true, /*any_target=*/true); !s.ok()) return Report(s);
   std::string format = args->Get("--format", "text");
-  if (format != "text" && format != "dot" && format != "json") {
-    return Report(absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot or json")));
+  if (format != "text" && format != "dot" && format != "json" && format != "html") {
+    return Report(absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot, json or html")));
   }
   auto model = LoadAndOptimize(*args, args->positional[0]);
   if (!model.ok()) return Report(model.status());
@@ -42,12 +43,19 @@ int Inspect(int argc, char** argv) {
     }
   } else if (format == "dot") {
     out = GraphToDot(graph);
+  } else if (format == "html") {
+    std::string path = args->positional[0];
+    out = GraphToHtml(graph, absl::StrCat(path.substr(path.find_last_of('/') + 1), " at ", args->Get("--level", "O0")));
   } else if (format == "json") {
     out = GraphToJson(graph);
   } else {
     out = PrintGraph(graph);
   }
-  if (args->Has("--explain")) {
+  if (args->Has("--explain") && format == "html" && !args->Has("--summary")) {
+    out += "<!-- rules that did not fire:\n";
+    for (const std::string& e : model->explanations) absl::StrAppend(&out, absl::StrReplaceAll(e, {{"--", "- -"}}), "\n");
+    out += "-->\n";
+  } else if (args->Has("--explain")) {
     out += "// ---- rules that did not fire ----\n";
     for (const std::string& e : model->explanations) absl::StrAppend(&out, "// ", e, "\n");
   }

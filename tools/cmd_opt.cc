@@ -1,5 +1,5 @@
 // gcomp opt MODEL.onnx --passes=a,b [--print-after=PASS] [--print-after-all] [--verify-each]
-//           [--time-passes] [--explain] [-o FILE]
+//           [--time-passes] [--explain] [--precision P] [--keep-fp32 REGEX] [-o FILE]
 // Runs chosen passes and prints the resulting IR (golden tests compare it).
 #include <fstream>
 #include <iostream>
@@ -13,7 +13,7 @@
 namespace gcomp::cli {
 
 int Opt(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--passes", "--print-after", "-o", "--target"},
+  auto args = ParseArgs(argc, argv, 2, {"--passes", "--print-after", "-o", "--target", "--precision", "--keep-fp32"},
                         {"--print-after-all", "--verify-each", "--time-passes", "--explain"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("opt takes one MODEL.onnx"));
@@ -26,12 +26,11 @@ int Opt(int argc, char** argv) {
   for (const std::string& n : names) {
     if (!passes::FindPass(n)) return Report(absl::InvalidArgumentError(absl::StrCat("unknown pass '", n, "'")));
   }
+  auto po = PassOptionsFromArgs(*args);  // --precision and --keep-fp32 are read by assign-precision
+  if (!po.ok()) return Report(po.status());
   auto graph = LoadModel(args->positional[0]);
   if (!graph.ok()) return Report(graph.status());
-  passes::PassOptions po;
-  po.target = args->Get("--target", "ref");
-  po.explain = args->Has("--explain");
-  passes::PassContext ctx(po);
+  passes::PassContext ctx(*po);
   passes::RunOptions ro;
   ro.verify_each = args->Has("--verify-each");
   ro.print_after = args->Get("--print-after");
@@ -40,7 +39,7 @@ int Opt(int argc, char** argv) {
   ro.log = &std::cerr;
   if (absl::Status s = passes::RunPasses(**graph, names, ctx, ro); !s.ok()) return Report(s);
   std::string out = PrintGraph(**graph);
-  if (po.explain) {
+  if (po->explain) {
     out += "// ---- rules that did not fire ----\n";
     for (const std::string& e : ctx.explanations()) absl::StrAppend(&out, "// ", e, "\n");
   }

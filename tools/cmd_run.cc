@@ -1,4 +1,6 @@
-// gcomp run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--output-dir DIR]
+// gcomp run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--level L] [--precision P] [--keep-fp32 REGEX]
+//           [--output-dir DIR] [--reference]
+// With a precision other than fp32 the reference interpreter emulates each node's storage.
 #include <filesystem>
 #include <iostream>
 
@@ -11,10 +13,11 @@
 namespace gcomp::cli {
 
 int Run(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--level", "--passes"}, {});
+  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one MODEL.onnx"));
-  if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
+  // --reference: run the graph lowered for --target on the reference interpreter (pass tests).
+  if (absl::Status s = CheckTargetAndLevel(*args, true, args->Has("--reference")); !s.ok()) return Report(s);
   auto model = LoadAndOptimize(*args, args->positional[0]);
   if (!model.ok()) return Report(model.status());
   auto& graph = model->graph;
@@ -28,7 +31,9 @@ int Run(int argc, char** argv) {
     if (!t.ok()) return Report(t.status());
     feeds[spec.substr(0, eq)] = std::move(*t);
   }
-  auto outputs = RunReference(*graph, feeds);
+  InterpreterOptions io;
+  io.emulate_storage = EmulatesStorage(*args);  // round each node's outputs to its precision
+  auto outputs = RunReference(*graph, feeds, io);
   if (!outputs.ok()) return Report(outputs.status());
   std::string dir = args->Get("--output-dir", ".");
   std::error_code ec;

@@ -1,7 +1,12 @@
 // gcomp's own fused ops, produced by the O2 fusion passes:
-//   FusedConv  = act(Conv(X, W) + B + Z)       Z: optional residual, same shape as the output
+//   FusedConv  = act(Conv(X, W) + B + Z)       Z: optional residual, same shape as the output;
+//                layout "NHWC" (O3's layout-nhwc): X, Z and Y are [N,H,W,C], W stays [Cout,Cin,kh,kw]
 //   FusedGemm  = act(alpha * A x B + bias + Z)  A: [..., K], B: [K, N] (or [N, K] with transB=1)
 //   LayerNorm  = LayerNormalization's Y alone (statistics are not outputs)
+//   Im2Col     = the patches of a 2-D conv as GEMM rows (O3's lower-conv for targets without an
+//                implicit-GEMM conv): X [N,C,H,W] (layout NCHW) or [N,H,W,C] (layout NHWC) ->
+//                [N*Ho*Wo, C*kh*kw], rows (n, ho, wo); columns (c, ky, kx) for NCHW and
+//                (ky, kx, c) for NHWC; padding taps are 0.
 // act is one of none, relu, clip (clip_min/clip_max), gelu (erf), gelu_tanh. Their reference
 // kernels compose the ONNX ops' reference semantics so that fusion tests compare like with like.
 #include <cmath>
@@ -64,6 +69,41 @@ std::vector<AttrSpec> EpilogueAttrs() {
   return {{"activation", AttrType::kString}, {"clip_min", AttrType::kFloat}, {"clip_max", AttrType::kFloat}};
 }
 
+// ---- layouts (FusedConv and Im2Col take NHWC activations too) ----
+const std::vector<int64_t> kNhwcToNchw = {0, 3, 1, 2};
+const std::vector<int64_t> kNchwToNhwc = {0, 2, 3, 1};
+
+absl::StatusOr<bool> IsNhwc(const Attributes& a) {
+  std::string layout = a.GetString("layout", "NCHW");
+  if (layout != "NCHW" && layout != "NHWC") {
+    return absl::InvalidArgumentError(absl::StrCat("attribute 'layout' is '", layout, "', expected NCHW or NHWC"));
+  }
+  return layout == "NHWC";
+}
+
+Shape PermuteShape(const Shape& s, const std::vector<int64_t>& perm) {
+  Shape out;
+  for (int64_t p : perm) out.push_back(s[p]);
+  return out;
+}
+
+// out[i] = in[perm[i]] over the axes of a rank-4 tensor.
+Tensor Permute4(const Tensor& t, const std::vector<int64_t>& perm) {
+  const std::vector<int64_t>& d = t.dims();
+  std::vector<int64_t> od(4);
+  for (int i = 0; i < 4; ++i) od[i] = d[perm[i]];
+  std::vector<int64_t> is = ops::Strides(d);
+  std::vector<float> in = ReadF32(t), out(in.size());
+  int64_t o = 0;
+  for (int64_t a = 0; a < od[0]; ++a)
+    for (int64_t b = 0; b < od[1]; ++b)
+      for (int64_t c = 0; c < od[2]; ++c)
+        for (int64_t e = 0; e < od[3]; ++e) {
+          out[o++] = in[a * is[perm[0]] + b * is[perm[1]] + c * is[perm[2]] + e * is[perm[3]]];
+        }
+  return Tensor::FromF32(od, out);
+}
+
 OpDef FusedConv() {
   OpDef d;
   d.name = "FusedConv";
@@ -72,14 +112,42 @@ OpDef FusedConv() {
   d.attrs = {{"auto_pad", AttrType::kString}, {"dilations", AttrType::kInts}, {"group", AttrType::kInt},
              {"kernel_shape", AttrType::kInts}, {"pads", AttrType::kInts}, {"strides", AttrType::kInts}};
   for (const AttrSpec& a : EpilogueAttrs()) d.attrs.push_back(a);
+  d.attrs.push_back({"layout", AttrType::kString});
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     RETURN_IF_ERROR(CheckActivation(ctx));
-    ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, FindOp("Conv")->shape(ctx));
+    ASSIGN_OR_RETURN(bool nhwc, IsNhwc(ctx.attrs()));
+    if (!nhwc) {
+      ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, FindOp("Conv")->shape(ctx));
+      RETURN_IF_ERROR(CheckResidual(ctx, 3, outs[0].shape));
+      return outs;
+    }
+    // NHWC: the NCHW conv's shape function on the permuted X, its output permuted back.
+    if (ctx.rank(0) != 4) return ctx.Error(ctx.InputName(0), " has rank ", ctx.rank(0), ", expected 4 for layout NHWC");
+    ValueInfo x = ctx.in(0);
+    x.shape = PermuteShape(x.shape, kNhwcToNchw);
+    x.constant = nullptr;
+    x.sym_values = nullptr;
+    std::vector<const ValueInfo*> ins = {&x, &ctx.in(1)};
+    if (ctx.has(2)) ins.push_back(&ctx.in(2));
+    InferContext nchw(ctx.node(), ins);
+    ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, FindOp("Conv")->shape(nchw));
+    outs[0].shape = PermuteShape(outs[0].shape, kNchwToNhwc);
     RETURN_IF_ERROR(CheckResidual(ctx, 3, outs[0].shape));
     return outs;
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
-    RETURN_IF_ERROR(FindOp("Conv")->kernel(k));
+    ASSIGN_OR_RETURN(bool nhwc, IsNhwc(k.attrs()));
+    if (!nhwc) {
+      RETURN_IF_ERROR(FindOp("Conv")->kernel(k));
+    } else {
+      Tensor x = Permute4(*k.in(0), kNhwcToNchw);
+      const std::vector<int64_t>& od = k.outputs[0].dims();
+      ASSIGN_OR_RETURN(Tensor y, Tensor::Zeros(k.outputs[0].dtype(), {od[0], od[3], od[1], od[2]}));
+      std::vector<const Tensor*> ins = {&x, k.in(1), k.in(2)};
+      KernelContext nchw{k.node, ins, std::span<Tensor>(&y, 1)};
+      RETURN_IF_ERROR(FindOp("Conv")->kernel(nchw));
+      k.outputs[0] = Permute4(y, kNchwToNhwc);
+    }
     std::vector<float> y = ReadF32(k.outputs[0]);
     Epilogue(k, 3, y);
     WriteF32(k.outputs[0], y);
@@ -169,12 +237,115 @@ OpDef LayerNorm() {
   return d;
 }
 
+// Output size of one spatial axis of Im2Col.
+absl::StatusOr<Dim> Im2ColAxis(const InferContext& ctx, const Dim& in, int64_t k, int64_t s, int64_t d, int64_t p0,
+                               int64_t p1) {
+  const int64_t span = d * (k - 1) + 1;
+  ASSIGN_OR_RETURN(Dim padded, Dim::Add(in, Dim(p0 + p1)));
+  if (auto v = padded.ConstValue(); v && *v < span) {
+    return ctx.Error(ctx.InputName(0), " has a spatial size ", in.ToString(), " smaller than the window ", span);
+  }
+  ASSIGN_OR_RETURN(Dim rest, Dim::Sub(padded, Dim(span)));
+  std::optional<Dim> q = Dim::FloorDiv(rest, s);
+  if (!q) return ctx.Error("cannot divide ", rest.ToString(), " by the stride ", s);
+  return Dim::Add(*q, Dim(1));
+}
+
+struct Im2ColGeometry {
+  bool nhwc;
+  std::vector<int64_t> k, s, d, p;
+};
+
+absl::StatusOr<Im2ColGeometry> ReadIm2Col(const Attributes& a) {
+  Im2ColGeometry g;
+  std::string layout = a.GetString("layout", "NCHW");
+  if (layout != "NCHW" && layout != "NHWC") {
+    return absl::InvalidArgumentError(absl::StrCat("attribute 'layout' is '", layout, "', expected NCHW or NHWC"));
+  }
+  g.nhwc = layout == "NHWC";
+  g.k = a.GetInts("kernel_shape");
+  g.s = a.GetInts("strides", {1, 1});
+  g.d = a.GetInts("dilations", {1, 1});
+  g.p = a.GetInts("pads", {0, 0, 0, 0});
+  if (g.k.size() != 2 || g.s.size() != 2 || g.d.size() != 2 || g.p.size() != 4) {
+    return absl::InvalidArgumentError(
+        "attributes kernel_shape, strides, dilations need 2 values and pads 4 (2-D windows only)");
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (g.k[i] < 1 || g.s[i] < 1 || g.d[i] < 1) {
+      return absl::InvalidArgumentError("kernel_shape, strides and dilations must be >= 1");
+    }
+  }
+  for (int64_t v : g.p) {
+    if (v < 0) return absl::InvalidArgumentError("pads must be >= 0");
+  }
+  return g;
+}
+
+OpDef Im2Col() {
+  OpDef d;
+  d.name = "Im2Col";
+  d.attrs = {{"kernel_shape", AttrType::kInts, true}, {"strides", AttrType::kInts}, {"dilations", AttrType::kInts},
+             {"pads", AttrType::kInts}, {"layout", AttrType::kString}};
+  d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
+    RETURN_IF_ERROR(ops::ExpectFloat(ctx, 0));
+    RETURN_IF_ERROR(ops::ExpectRank(ctx, 0, 4));
+    auto g = ReadIm2Col(ctx.attrs());
+    if (!g.ok()) return ctx.Error(g.status().message());
+    const Shape& x = ctx.in(0).shape;
+    const Dim& c = g->nhwc ? x[3] : x[1];
+    const Dim& h = g->nhwc ? x[1] : x[2];
+    const Dim& w = g->nhwc ? x[2] : x[3];
+    ASSIGN_OR_RETURN(Dim ho, Im2ColAxis(ctx, h, g->k[0], g->s[0], g->d[0], g->p[0], g->p[2]));
+    ASSIGN_OR_RETURN(Dim wo, Im2ColAxis(ctx, w, g->k[1], g->s[1], g->d[1], g->p[1], g->p[3]));
+    ASSIGN_OR_RETURN(Dim rows, Dim::Mul(x[0], ho));
+    ASSIGN_OR_RETURN(rows, Dim::Mul(rows, wo));
+    ASSIGN_OR_RETURN(Dim cols, Dim::Mul(c, Dim(g->k[0] * g->k[1])));
+    return ops::One(ctx.in(0).dtype, Shape{rows, cols});
+  };
+  d.kernel = [](KernelContext& k) -> absl::Status {
+    ASSIGN_OR_RETURN(Im2ColGeometry g, ReadIm2Col(k.attrs()));
+    const Tensor& xt = *k.in(0);
+    const std::vector<int64_t>& xd = xt.dims();
+    const int64_t n = xd[0], c = g.nhwc ? xd[3] : xd[1], h = g.nhwc ? xd[1] : xd[2], w = g.nhwc ? xd[2] : xd[3];
+    const int64_t kh = g.k[0], kw = g.k[1];
+    const int64_t ho = (h + g.p[0] + g.p[2] - g.d[0] * (kh - 1) - 1) / g.s[0] + 1;
+    const int64_t wo = (w + g.p[1] + g.p[3] - g.d[1] * (kw - 1) - 1) / g.s[1] + 1;
+    const int64_t cols = c * kh * kw;
+    std::vector<float> x = ReadF32(xt);
+    std::vector<float> y(static_cast<size_t>(n * ho * wo * cols), 0.0f);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t oy = 0; oy < ho; ++oy) {
+        for (int64_t ox = 0; ox < wo; ++ox) {
+          const int64_t row = (b * ho + oy) * wo + ox;
+          for (int64_t ch = 0; ch < c; ++ch) {
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              const int64_t iy = oy * g.s[0] - g.p[0] + ky * g.d[0];
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                const int64_t ix = ox * g.s[1] - g.p[1] + kx * g.d[1];
+                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                const int64_t col = g.nhwc ? (ky * kw + kx) * c + ch : (ch * kh + ky) * kw + kx;
+                const int64_t src = g.nhwc ? ((b * h + iy) * w + ix) * c + ch : ((b * c + ch) * h + iy) * w + ix;
+                y[row * cols + col] = x[src];
+              }
+            }
+          }
+        }
+      }
+    }
+    WriteF32(k.outputs[0], y);
+    return absl::OkStatus();
+  };
+  return d;
+}
+
 }  // namespace
 
 void RegisterFusedOps(OpTableBuilder& t) {
   t.Add(FusedConv());
   t.Add(FusedGemm());
   t.Add(LayerNorm());
+  t.Add(Im2Col());
 }
 
 }  // namespace gcomp

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "graph/op_def.h"
 #include "graph/shape_inference.h"
 
@@ -74,6 +75,44 @@ TEST(PrinterTest, SummaryJsonDot) {
   EXPECT_EQ(dot.rfind("digraph \"small\" {", 0), 0u);
   EXPECT_NE(dot.find("n0 -> n1 [label=\"f32[batch,3]\"]"), std::string::npos) << dot;
   EXPECT_EQ(JsonString("a\"b\\\n\x01"), "\"a\\\"b\\\\\\n\\u0001\"");
+}
+
+TEST(PrinterTest, HtmlIsSelfContainedAndDeterministic) {
+  auto g = SmallGraph();
+  Node* add = g->nodes()[1];
+  add->origin = {"Add_6", "MatMul_5"};
+  add->precision = DType::kF16;
+  add->decisions.push_back({"fusion", "FusedGemm+bias", "bias Add of constant [3]"});
+  std::string html = GraphToHtml(*g, "small <model>");
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* banned : {"http://", "https://", "<script src", "<link", "@import", "url(http"}) {
+    EXPECT_EQ(html.find(banned), std::string::npos) << banned;
+  }
+  EXPECT_NE(html.find("<title>small &lt;model&gt;</title>"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  for (const Node* n : g->nodes()) {
+    EXPECT_NE(html.find(absl::StrCat(">", n->name, "</text>")), std::string::npos) << n->name;
+    EXPECT_NE(html.find(absl::StrCat(">", n->op, "</text>")), std::string::npos) << n->op;
+    EXPECT_NE(html.find(absl::StrCat("{name:\"", n->name, "\",op:\"", n->op, "\"")), std::string::npos) << n->name;
+  }
+  EXPECT_NE(html.find("[\"fusion\",\"FusedGemm+bias\",\"bias Add of constant [3]\"]"), std::string::npos);
+  EXPECT_NE(html.find("origin:[\"Add_6\",\"MatMul_5\"]"), std::string::npos);
+  EXPECT_NE(html.find("prec:\"f16\""), std::string::npos);
+  EXPECT_NE(html.find("f32[batch,3]"), std::string::npos);  // output types
+  EXPECT_NE(html.find("<div id=\"legend\">"), std::string::npos);
+  for (const char* entry : {"conv", "gemm", "attention", "norm", "elementwise", "data movement", "other", "f16", "bf16"}) {
+    EXPECT_NE(html.find(absl::StrCat("</i>", entry, "</span>")), std::string::npos) << entry;
+  }
+  // Two edges between nodes, one from the input, one to the output.
+  size_t edges = 0;
+  for (size_t at = 0; (at = html.find("<path class=\"e\"", at)) != std::string::npos; ++at) ++edges;
+  EXPECT_EQ(edges, 4u);
+  EXPECT_EQ(html, GraphToHtml(*g, "small <model>"));
+  // Nothing in the data can close the script early.
+  g->nodes()[2]->decisions.push_back({"note", "x", "</script><b>"});
+  std::string tricky = GraphToHtml(*g, "t");
+  EXPECT_EQ(tricky.find("</script><b>"), std::string::npos);
+  EXPECT_NE(tricky.find("\\u003c/script>\\u003cb>"), std::string::npos);
 }
 
 TEST(VerifierTest, AcceptsWellFormedAndRejectsBroken) {

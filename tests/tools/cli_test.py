@@ -69,6 +69,18 @@ class CliTest(unittest.TestCase):
             self.assertTrue(text.startswith("digraph"))
             self.assertIn("->", text)
 
+    def test_inspect_html_to_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "page.html")
+            rc, _, err = gcomp("inspect", self.model, "--level", "O2", "--format", "html", "-o", path)
+            self.assertEqual(rc, 0, err)
+            page = open(path, encoding="utf-8").read()
+            self.assertTrue(page.startswith("<!DOCTYPE html>"))
+            self.assertIn("<svg", page)
+            self.assertIn("Attention", page)
+            for banned in ("http://", "https://", "<script src", "<link"):
+                self.assertNotIn(banned, page)
+
     def test_levels_and_targets_not_built_yet_are_refused(self):
         rc, _, err = gcomp("inspect", self.model, "--level", "O3")
         self.assertEqual(rc, 2)

@@ -1,0 +1,303 @@
+// assign-precision: the storage precision of every node for --precision fp16|bf16 (tf32 records
+// the GEMM math only), following DESIGN.md "Mixed precision". Rules, first match wins:
+//
+//   no float output                      -> unchanged ("no float outputs")
+//   name or op matches --keep-fp32 REGEX -> fp32 ("pinned by --keep-fp32 'REGEX'")
+//   produces a graph output              -> fp32 ("model output kept fp32")
+//   Cast (from the model)                -> its own `to` type
+//   LayerNorm, Softmax, reductions, ...  -> fp32 (the op's statistics or exp overflow in fp16)
+//   FusedConv, FusedGemm, Conv, Gemm,
+//   MatMul, Attention                    -> P: every float operand in P (weights converted,
+//                                           activations through a Cast), fp32 accumulation
+//   any other float op                   -> follows its inputs: P when every non-constant float
+//                                           input is stored in P, else fp32
+//
+// Storage is typed: a P node's outputs have dtype P and Node::precision P, so the reference
+// interpreter computes each op in fp32 and stores its outputs rounded to P. A Cast is inserted
+// only where the storage type changes between a producer and a consumer (one per value and
+// type); a Cast whose input went through a widening Cast reads the original value instead
+// (Cast(Cast(x)) -> one Cast or none). Graph inputs and outputs stay fp32.
+//
+// FusedGemm with activation gelu (erf) maps to cuBLASLt's GELU epilogue, the tanh approximation:
+// in fp16/bf16 the activation becomes gelu_tanh with a decision saying so; fp32 keeps erf.
+// Precondition: runs once, after the fusions (a graph whose nodes already carry a precision
+// decision is left alone, so the pipeline's fixed-point loop stops).
+#include <cmath>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "graph/status_macros.h"
+#include "passes/passes.h"
+#include "passes/rewriter.h"
+
+namespace gcomp::passes {
+namespace {
+
+const std::set<std::string> kGemmOps = {"FusedConv", "FusedGemm", "Conv", "Gemm", "MatMul", "Attention"};
+
+// Ops kept fp32 whatever the precision, with the reason.
+const std::map<std::string, std::string>& Fp32Ops() {
+  static const std::map<std::string, std::string> kOps = [] {
+    std::map<std::string, std::string> m;
+    for (const char* op : {"LayerNorm", "LayerNormalization"}) {
+      m[op] = "LayerNorm statistics kept fp32: fp16 overflow risk in the variance";
+    }
+    for (const char* op : {"BatchNormalization", "InstanceNormalization"}) {
+      m[op] = "normalization statistics kept fp32: fp16 overflow risk";
+    }
+    for (const char* op : {"Softmax", "LogSoftmax"}) m[op] = "softmax kept fp32: exp range and sum precision";
+    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceProd",
+                           "GlobalAveragePool"}) {
+      m[op] = "reduction kept fp32: long sums lose precision in fp16";
+    }
+    for (const char* op : {"Exp", "Log", "Pow", "Sqrt", "Reciprocal", "Erf", "Div"}) {
+      m[op] = "elementwise math kept fp32: fp16 range";
+    }
+    return m;
+  }();
+  return kOps;
+}
+
+std::string PrecisionName(DType t) {
+  switch (t) {
+    case DType::kF16: return "fp16";
+    case DType::kBF16: return "bf16";
+    case DType::kF8E4M3: return "fp8";
+    default: return "fp32";
+  }
+}
+
+// Whether converting `from` to `to` keeps every value (a widening cast).
+bool Widens(DType from, DType to) {
+  if (from == to) return true;
+  if (to == DType::kF64) return IsFloat(from);
+  if (to == DType::kF32) return from == DType::kF16 || from == DType::kBF16 || from == DType::kF8E4M3;
+  return false;
+}
+
+float MaxAbs(const Tensor& t) {
+  float m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    float v = std::fabs(t.GetF32(i));
+    if (std::isfinite(v)) m = std::max(m, v);
+  }
+  return m;
+}
+
+class Assigner {
+ public:
+  Assigner(Graph& g, DType p, const std::string& keep_pattern, const std::regex* keep)
+      : g_(g), rw_(g), p_(p), keep_pattern_(keep_pattern), keep_(keep) {}
+
+  absl::Status Run() {
+    for (Node* n : g_.nodes()) RETURN_IF_ERROR(Assign(n));
+    // Model Casts that every reader now looks through.
+    for (Node* n : g_.nodes()) {
+      if (n->op != "Cast" || g_.IsGraphOutput(n->output(0)) || !n->output(0)->users.empty()) continue;
+      RETURN_IF_ERROR(rw_.Erase(n));
+    }
+    return rw_.Finish();
+  }
+
+ private:
+  bool Pinned(const Node* n) const {
+    return keep_ && (std::regex_search(n->name, *keep_) || std::regex_search(n->op, *keep_));
+  }
+
+  // The precision rule for `n` and its reason.
+  std::pair<DType, std::string> Choose(const Node* n) const {
+    const std::string p = PrecisionName(p_);
+    if (Pinned(n)) return {DType::kF32, absl::StrCat("pinned by --keep-fp32 '", keep_pattern_, "'")};
+    for (const Value* o : n->outputs) {
+      if (o && g_.IsGraphOutput(o)) return {DType::kF32, "model output kept fp32"};
+    }
+    if (auto it = Fp32Ops().find(n->op); it != Fp32Ops().end()) return {DType::kF32, it->second};
+    if (kGemmOps.count(n->op)) {
+      if (p_ == DType::kF16) {
+        for (const Value* in : n->inputs) {
+          if (in && in->is_constant() && IsFloat(in->dtype) && MaxAbs(*in->constant) > 65504.0f) {
+            return {DType::kF32, absl::StrCat("constant '", in->name, "' exceeds the fp16 range, kept fp32")};
+          }
+        }
+      }
+      if (n->op == "Attention") {
+        return {p_, absl::StrCat("Attention Q/K/V matmuls ", p, ", fp32 accumulation; softmax inside in fp32")};
+      }
+      if (n->op == "FusedConv" || n->op == "Conv") {
+        return {p_, absl::StrCat("conv operands ", p, " (implicit GEMM), fp32 accumulation")};
+      }
+      return {p_, absl::StrCat("GEMM operands ", p, ", fp32 accumulation")};
+    }
+    bool any = false, all_p = true;
+    for (const Value* in : n->inputs) {
+      if (!in || in->is_constant() || !IsFloat(in->dtype)) continue;
+      any = true;
+      all_p &= in->dtype == p_;
+    }
+    if (any && all_p) return {p_, absl::StrCat("follows its inputs: ", p, " (no cast)")};
+    if (!any) return {DType::kF32, "no non-constant float input: fp32"};
+    return {DType::kF32, "follows its inputs: fp32"};
+  }
+
+  absl::StatusOr<Value*> Converted(Value* v, DType t) {
+    auto key = std::make_pair(v, t);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    ASSIGN_OR_RETURN(Tensor data, Tensor::Zeros(t, v->constant->dims()));
+    for (int64_t i = 0; i < data.numel(); ++i) data.SetF32(i, v->constant->GetF32(i));
+    ASSIGN_OR_RETURN(Value * c, rw_.Constant(absl::StrCat(v->name, "_", DTypeName(t)), std::move(data)));
+    return cache_[key] = c;
+  }
+
+  // `v` stored as `t`: itself, a converted constant, the input of a widening Cast, or a new Cast.
+  absl::StatusOr<Value*> StoredAs(Value* v, DType t, const Node* reader) {
+    if (v->dtype == t) return v;
+    if (v->is_constant()) return Converted(v, t);
+    auto key = std::make_pair(v, t);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    if (Node* c = v->producer; c && c->op == "Cast" && c->input(0) && IsFloat(c->input(0)->dtype) &&
+                               Widens(c->input(0)->dtype, v->dtype)) {
+      return StoredAs(c->input(0), t, reader);
+    }
+    Attributes attrs;
+    attrs.Set("to", std::string(DTypeName(t)));
+    ASSIGN_OR_RETURN(Node * cast, rw_.Create("Cast", absl::StrCat(v->name, "_to_", DTypeName(t)), {v}, std::move(attrs),
+                                             {}));
+    cast->precision = t;
+    cast->decisions.push_back(
+        {"precision", PrecisionName(t),
+         absl::StrCat("storage cast: '", v->name, "' is stored ", PrecisionName(v->dtype), ", ", reader->Describe(),
+                      " reads ", PrecisionName(t))});
+    return cache_[key] = cast->output(0);
+  }
+
+  absl::Status Assign(Node* n) {
+    bool float_out = false;
+    for (const Value* o : n->outputs) float_out |= o && IsFloat(o->dtype);
+    if (!float_out) {
+      n->decisions.push_back({"precision", "fp32", "no float outputs: integer and bool values keep their type"});
+      return absl::OkStatus();
+    }
+    if (n->op == "Cast") {
+      DType to = n->output(0)->dtype;
+      n->precision = to;
+      n->decisions.push_back({"precision", PrecisionName(to), "explicit Cast of the model keeps its type"});
+      return absl::OkStatus();
+    }
+    auto [want, reason] = Choose(n);
+    std::vector<Value*> inputs = n->inputs;
+    bool changed = false;
+    for (Value*& in : inputs) {
+      if (!in || !IsFloat(in->dtype) || in->dtype == DType::kF64 || in->dtype == want) continue;
+      ASSIGN_OR_RETURN(in, StoredAs(in, want, n));
+      changed = true;
+    }
+    if (changed) {
+      ASSIGN_OR_RETURN(n, rw_.RecreateWithInputs(n, inputs));
+    }
+    DType stored = want;
+    for (const Value* o : n->outputs) {
+      if (o && IsFloat(o->dtype)) {
+        stored = o->dtype;
+        break;
+      }
+    }
+    if (stored != want) absl::StrAppend(&reason, " (the op stores ", PrecisionName(stored), ")");
+    n->precision = stored == DType::kF64 ? DType::kF32 : stored;
+    n->decisions.push_back({"precision", PrecisionName(n->precision), reason});
+    if (n->op == "FusedGemm" && n->attrs.GetString("activation", "none") == "gelu") {
+      if (n->precision == DType::kF16 || n->precision == DType::kBF16) {
+        n->attrs.Set("activation", std::string("gelu_tanh"));
+        n->decisions.push_back({"epilogue", "gelu_tanh",
+                                absl::StrCat("cuBLASLt's GELU epilogue is the tanh approximation: the erf GELU of the "
+                                             "model is computed as tanh GELU in ",
+                                             PrecisionName(n->precision), " (|difference| <= 5e-4 per element)")});
+      } else {
+        n->decisions.push_back({"epilogue", "gelu",
+                                "fp32 keeps the exact erf GELU: cuBLASLt's GELU epilogue (tanh approximation) "
+                                "is not used"});
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  Graph& g_;
+  Rewriter rw_;
+  DType p_;
+  std::string keep_pattern_;
+  const std::regex* keep_;
+  std::map<std::pair<Value*, DType>, Value*> cache_;
+};
+
+}  // namespace
+
+absl::StatusOr<PrecisionMode> ParsePrecision(const std::string& name) {
+  if (name.empty() || name == "fp32") return PrecisionMode::kFp32;
+  if (name == "tf32") return PrecisionMode::kTf32;
+  if (name == "fp16") return PrecisionMode::kFp16;
+  if (name == "bf16") return PrecisionMode::kBf16;
+  if (name == "fp8") {
+    return absl::UnimplementedError(
+        "precision 'fp8' needs calibration inputs (--calibration DIR) for its per-tensor scales and an sm_89+ "
+        "target (cuda); neither is available in this build yet: use fp16 or bf16");
+  }
+  if (name == "auto") {
+    return absl::UnimplementedError(
+        "precision 'auto' needs calibration inputs and an error budget, not available in this build yet: use "
+        "fp16 or bf16");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown precision '", name, "', expected fp32, tf32, fp16, bf16 or fp8"));
+}
+
+absl::Status ValidateKeepFp32(const std::string& pattern) {
+  if (pattern.empty()) return absl::OkStatus();
+  try {
+    std::regex re(pattern);
+  } catch (const std::regex_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("--keep-fp32 '", pattern, "' is not a valid regex: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> AssignPrecision(Graph& g, const PassContext& ctx) {
+  ASSIGN_OR_RETURN(PrecisionMode mode, ParsePrecision(ctx.options().precision));
+  if (mode == PrecisionMode::kFp32) return false;
+  for (const Node* n : g.nodes()) {
+    for (const Decision& d : n->decisions) {
+      if (d.kind == "precision") return false;  // assigned already (fixed-point rounds)
+    }
+  }
+  const std::string& pattern = ctx.options().keep_fp32;
+  RETURN_IF_ERROR(ValidateKeepFp32(pattern));
+  std::optional<std::regex> keep;
+  if (!pattern.empty()) keep.emplace(pattern);
+  auto pinned = [&](const Node* n) {
+    return keep && (std::regex_search(n->name, *keep) || std::regex_search(n->op, *keep));
+  };
+  if (mode == PrecisionMode::kTf32) {
+    for (Node* n : g.nodes()) {
+      if (kGemmOps.count(n->op) && !pinned(n)) {
+        n->decisions.push_back({"math", "tf32",
+                                "tf32 math in GEMM/conv: fp32 storage, TF32 Tensor Core inputs (10-bit mantissa), "
+                                "fp32 accumulation"});
+        n->decisions.push_back({"precision", "fp32", "tf32: storage stays fp32"});
+      } else if (kGemmOps.count(n->op)) {
+        n->decisions.push_back(
+            {"precision", "fp32", absl::StrCat("pinned by --keep-fp32 '", pattern, "': true fp32 math, no TF32")});
+      } else {
+        n->decisions.push_back({"precision", "fp32", "tf32: storage stays fp32"});
+      }
+    }
+    return true;
+  }
+  Assigner a(g, mode == PrecisionMode::kFp16 ? DType::kF16 : DType::kBF16, pattern, keep ? &*keep : nullptr);
+  RETURN_IF_ERROR(a.Run());
+  return true;
+}
+
+}  // namespace gcomp::passes
