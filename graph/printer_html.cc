@@ -4,14 +4,15 @@
 //   1. layers: longest path from the graph inputs; a node without graph-value inputs sits just
 //      above its first user; every edge spanning several layers gets one dummy vertex per layer;
 //   2. order within a layer: barycenter sweeps (down, up), keeping the order with fewest crossings;
-//   3. x: each vertex moves towards the mean x of its neighbours, then the layer is made
-//      non-overlapping again (isotonic regression with minimum separations), a few sweeps.
-// Long edges (residual connections) run through their dummies beside the main chain.
+//   3. x: one longest path (the spine) stays on x = 0; every other vertex moves towards the mean x
+//      of its real neighbours, then the layer is made non-overlapping again (weighted isotonic
+//      regression with minimum separations; dummies give way), a few sweeps;
+//   4. each long edge's dummies are lined up on one x where that fits, so a residual connection
+//      runs as one straight line beside the chain.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,8 @@ struct KindInfo {
 };
 // Index = node kind; the order is the legend's.
 constexpr KindInfo kKinds[] = {
-    {"conv", "#c5dbfb"},          {"gemm", "#d9ccf5"},         {"attention", "#f8c9c4"},
-    {"norm", "#c9ecd2"},          {"elementwise", "#fbe8b0"},  {"data movement", "#e3e6ea"},
-    {"other", "#f3e1f0"},
+    {"conv", "#c5dbfb"},        {"gemm", "#d9ccf5"},          {"attention", "#f8c9c4"}, {"norm", "#c9ecd2"},
+    {"elementwise", "#fbe8b0"}, {"data movement", "#e3e6ea"}, {"other", "#f3e1f0"},
 };
 constexpr int kInputKind = 7;  // graph inputs and outputs
 constexpr const char* kIoFill = "#ffffff";
@@ -69,11 +69,16 @@ constexpr PrecisionInfo kPrecisions[] = {
 
 int PrecisionIndex(DType p) {
   switch (p) {
-    case DType::kF32: return 0;
-    case DType::kF16: return 1;
-    case DType::kBF16: return 2;
-    case DType::kF8E4M3: return 3;
-    default: return 4;
+    case DType::kF32:
+      return 0;
+    case DType::kF16:
+      return 1;
+    case DType::kBF16:
+      return 2;
+    case DType::kF8E4M3:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -82,11 +87,20 @@ std::string Esc(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -182,32 +196,33 @@ int64_t Crossings(const Layout& L, const std::vector<int>& pos, int layer) {
   return count;
 }
 
-// Places xs[i] as close as possible (least squares) to want[i] keeping order and minimum gaps.
-void PlaceInOrder(const std::vector<double>& want, const std::vector<double>& min_gap, std::vector<double>& xs) {
+// Places xs[i] as close as possible (weighted least squares) to want[i], keeping the order and the
+// minimum gaps (pool-adjacent-violators on want[i] - offset[i]).
+void PlaceInOrder(const std::vector<double>& want, const std::vector<double>& weight,
+                  const std::vector<double>& min_gap, std::vector<double>& xs) {
   size_t n = want.size();
   std::vector<double> offset(n, 0);
   for (size_t i = 1; i < n; ++i) offset[i] = offset[i - 1] + min_gap[i];
   struct Block {
-    double sum;
-    int count;
+    double sum, weight;
     size_t end;
+    double mean() const { return sum / weight; }
   };
   std::vector<Block> blocks;
   for (size_t i = 0; i < n; ++i) {
-    blocks.push_back({want[i] - offset[i], 1, i + 1});
-    while (blocks.size() > 1 &&
-           blocks[blocks.size() - 2].sum / blocks[blocks.size() - 2].count > blocks.back().sum / blocks.back().count) {
+    blocks.push_back({(want[i] - offset[i]) * weight[i], weight[i], i + 1});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].mean() > blocks.back().mean()) {
       Block b = blocks.back();
       blocks.pop_back();
       blocks.back().sum += b.sum;
-      blocks.back().count += b.count;
+      blocks.back().weight += b.weight;
       blocks.back().end = b.end;
     }
   }
   xs.assign(n, 0);
   size_t i = 0;
   for (const Block& b : blocks) {
-    for (; i < b.end; ++i) xs[i] = b.sum / b.count + offset[i];
+    for (; i < b.end; ++i) xs[i] = b.mean() + offset[i];
   }
 }
 
@@ -317,7 +332,9 @@ Layout ComputeLayout(const Graph& g, const std::vector<const Node*>& nodes, cons
       if (!nb.empty()) {
         double sum = 0;
         for (int y : nb) sum += pos[y];
-        bary = sum / nb.size() * (static_cast<double>(L.layers[l].size()) / std::max<size_t>(1, L.layers[l + (use_preds ? -1 : 1)].size()));
+        bary =
+            sum / nb.size() *
+            (static_cast<double>(L.layers[l].size()) / std::max<size_t>(1, L.layers[l + (use_preds ? -1 : 1)].size()));
       }
       keyed.push_back({bary, x});
     }
@@ -349,23 +366,47 @@ Layout ComputeLayout(const Graph& g, const std::vector<const Node*>& nodes, cons
     double mid = x / 2;
     for (int i : layer) L.v[i].x -= mid;
   }
+  // The spine: one longest path, back from the last layer through the middle real predecessor;
+  // it stays on x = 0, so a long chain with side branches does not drift sideways.
+  std::vector<char> spine(L.v.size(), 0);
+  if (num_layers > 0 && !L.layers.back().empty()) {
+    int cur = L.layers.back()[L.layers.back().size() / 2];
+    while (cur >= 0) {
+      spine[cur] = 1;
+      std::vector<int> real_preds, any_preds = L.v[cur].preds;
+      for (int p : any_preds) {
+        if (L.v[p].kind != VKind::kDummy) real_preds.push_back(p);
+      }
+      const auto& from = real_preds.empty() ? any_preds : real_preds;
+      if (from.empty()) break;
+      std::vector<int> sorted = from;
+      std::sort(sorted.begin(), sorted.end(), [&](int a, int b) { return pos[a] < pos[b]; });
+      cur = sorted[(sorted.size() - 1) / 2];
+    }
+  }
+  // Real vertices follow real neighbours (a chain stays straight); dummies follow anything and
+  // give way to real vertices.
   auto place_layer = [&](int l, int dir) {  // dir -1: towards preds, +1: succs, 0: both
     const auto& layer = L.layers[l];
-    std::vector<double> want(layer.size()), gap(layer.size(), 0), xs;
+    std::vector<double> want(layer.size()), weight(layer.size()), gap(layer.size(), 0), xs;
     for (size_t i = 0; i < layer.size(); ++i) {
       const Vertex& x = L.v[layer[i]];
+      bool dummy = x.kind == VKind::kDummy;
       double sum = 0;
       int n = 0;
-      if (dir <= 0) {
-        for (int p : x.preds) sum += L.v[p].x, ++n;
+      for (int pass = 0; pass < 2 && n == 0; ++pass) {
+        bool take_dummies = dummy || pass == 1;
+        auto add = [&](int y) {
+          if (take_dummies || L.v[y].kind != VKind::kDummy) sum += L.v[y].x, ++n;
+        };
+        if (dir <= 0) std::for_each(x.preds.begin(), x.preds.end(), add);
+        if (dir >= 0) std::for_each(x.succs.begin(), x.succs.end(), add);
       }
-      if (dir >= 0) {
-        for (int s : x.succs) sum += L.v[s].x, ++n;
-      }
-      want[i] = n ? sum / n : x.x;
+      want[i] = spine[layer[i]] ? 0.0 : n ? sum / n : x.x;
+      weight[i] = spine[layer[i]] ? 1e4 : dummy ? 1e-3 : 1.0;
       if (i > 0) gap[i] = (L.v[layer[i - 1]].w + x.w) / 2 + kGapX;
     }
-    PlaceInOrder(want, gap, xs);
+    PlaceInOrder(want, weight, gap, xs);
     for (size_t i = 0; i < layer.size(); ++i) L.v[layer[i]].x = xs[i];
   };
   for (int iter = 0; iter < 8; ++iter) {
@@ -376,6 +417,40 @@ Layout ComputeLayout(const Graph& g, const std::vector<const Node*>& nodes, cons
     }
   }
   for (int l = 0; l < num_layers; ++l) place_layer(l, 0);
+
+  // Straighten each long edge: move all its dummies to the outermost x among them where that
+  // keeps every layer's order and gaps (a residual edge then runs as one line beside the chain).
+  std::vector<int> where(L.v.size(), 0);
+  for (const auto& layer : L.layers) {
+    for (size_t i = 0; i < layer.size(); ++i) where[layer[i]] = static_cast<int>(i);
+  }
+  auto fits = [&](const std::vector<int>& dummies, double x) {
+    for (int d : dummies) {
+      const auto& layer = L.layers[L.v[d].layer];
+      int i = where[d];
+      if (i > 0 && L.v[layer[i - 1]].x + L.v[layer[i - 1]].w / 2 + kGapX + kDummyW / 2 > x + 0.01) return false;
+      if (i + 1 < static_cast<int>(layer.size()) &&
+          L.v[layer[i + 1]].x - L.v[layer[i + 1]].w / 2 - kGapX - kDummyW / 2 < x - 0.01) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (const LayoutEdge& e : L.edges) {
+    if (e.path.size() < 3) continue;
+    std::vector<int> dummies(e.path.begin() + 1, e.path.end() - 1);
+    double lo = L.v[dummies[0]].x, hi = lo;
+    for (int d : dummies) lo = std::min(lo, L.v[d].x), hi = std::max(hi, L.v[d].x);
+    double mid = (L.v[e.path.front()].x + L.v[e.path.back()].x) / 2;
+    // Prefer the side away from the edge's own endpoints.
+    double first = std::abs(hi - mid) >= std::abs(lo - mid) ? hi : lo, second = first == hi ? lo : hi;
+    for (double x : {first, second}) {
+      if (fits(dummies, x)) {
+        for (int d : dummies) L.v[d].x = x;
+        break;
+      }
+    }
+  }
 
   double min_x = 0, max_x = 0;
   bool first = true;
@@ -441,7 +516,7 @@ svg#graph{width:100%;height:100%;display:block;user-select:none}
 #panel ul{margin:0;padding-left:16px}
 #panel li{word-break:break-all;margin:1px 0}
 #panel .k{color:#57606a}
-#panel .dec li{word-break:normal}
+#panel .dec li{word-break:normal;overflow-wrap:anywhere}
 #panel .dec b{color:#0550ae}
 #panel .hint{color:#57606a}
 .e{fill:none;stroke:#8c959f;stroke-width:1.3;marker-end:url(#arrow)}
@@ -485,9 +560,9 @@ function select(i){
   if(pinned>=0){els[pinned].classList.remove('sel');highlight(pinned,false);}
   pinned=i;if(i>=0){els[i].classList.add('sel');highlight(i,true);}show(i);
 }
-function center(i){const r=canvas.getBoundingClientRect();if(s<0.8)s=1;tx=r.width/2-G[i].x*s;ty=r.height/3-G[i].y*s;apply();}
+function center(i){const r=canvas.getBoundingClientRect();if(s<0.5)s=1;tx=r.width/2-G[i].x*s;ty=r.height/3-G[i].y*s;apply();}
 function fit(){const r=canvas.getBoundingClientRect();s=Math.min(r.width/W,r.height/H,1);tx=(r.width-W*s)/2;ty=Math.max(0,(r.height-H*s)/2);apply();}
-function top1(){const r=canvas.getBoundingClientRect();s=1;tx=(r.width-W)/2;if(W>r.width){tx=r.width/2-G[0].x;}ty=0;apply();}
+function top1(z){const r=canvas.getBoundingClientRect();s=z||1;tx=(r.width-W*s)/2;if(W*s>r.width){tx=r.width/2-G[0].x*s;}ty=0;apply();}
 for(const el of els){
   const i=+el.getAttribute('data-i');
   el.addEventListener('mouseenter',()=>{if(pinned<0)show(i);highlight(i,true);});
@@ -513,12 +588,13 @@ function next(step){if(!matches.length)return;mi=(mi+step+matches.length)%matche
   hits.textContent=(mi+1)+' of '+matches.length;select(matches[mi]);center(matches[mi]);}
 search.addEventListener('input',find);
 search.addEventListener('keydown',e=>{if(e.key==='Enter'){next(e.shiftKey?-1:1);e.preventDefault();}});
-document.getElementById('fit').onclick=fit;document.getElementById('one').onclick=top1;
+document.getElementById('fit').onclick=fit;document.getElementById('one').onclick=()=>top1(1);
 window.addEventListener('keydown',e=>{if(e.target===search)return;if(e.key==='f')fit();if(e.key==='/'){search.focus();e.preventDefault();}});
 const HINT=panel.innerHTML;
-const m=/^#node=(.*)$/.exec(location.hash),want=m?decodeURIComponent(m[1]):null;
+const q=new URLSearchParams(location.hash.slice(1)),want=q.get('node'),z=parseFloat(q.get('zoom'))||0;
 const at=want===null?-1:G.findIndex(n=>n.name===want);
-if(at>=0){select(at);center(at);}else{top1();}
+if(z>0)s=z;
+if(at>=0){select(at);center(at);}else{top1(z);}
 })();
 )";
 
@@ -528,16 +604,19 @@ std::string JsList(const std::vector<std::string>& xs) {
 }
 
 std::string JsPairs(const std::vector<std::pair<std::string, std::string>>& xs) {
-  return absl::StrCat("[", absl::StrJoin(xs, ",", [](std::string* o, const auto& p) {
-                        absl::StrAppend(o, "[", JsStr(p.first), ",", JsStr(p.second), "]");
-                      }),
+  return absl::StrCat("[",
+                      absl::StrJoin(xs, ",",
+                                    [](std::string* o, const auto& p) {
+                                      absl::StrAppend(o, "[", JsStr(p.first), ",", JsStr(p.second), "]");
+                                    }),
                       "]");
 }
 
 }  // namespace
 
 std::string GraphToHtml(const Graph& g, const std::string& title) {
-  std::vector<const Node*> nodes(g.nodes().begin(), g.nodes().end());
+  const std::vector<Node*> all_nodes = g.nodes();
+  std::vector<const Node*> nodes(all_nodes.begin(), all_nodes.end());
   std::vector<const Value*> inputs;
   for (const Value* v : g.inputs()) {
     if (!v->is_constant()) inputs.push_back(v);
@@ -547,7 +626,6 @@ std::string GraphToHtml(const Graph& g, const std::string& title) {
   // Clickable vertices in drawing order: inputs, nodes, outputs (the layout's real vertices).
   std::string svg_nodes, data;
   int index = 0;
-  int kind_count[8] = {0};
   for (const Vertex& x : L.v) {
     if (x.kind == VKind::kDummy) continue;
     double cx = x.x, cy = Y(x);
@@ -556,7 +634,6 @@ std::string GraphToHtml(const Graph& g, const std::string& title) {
     if (x.kind == VKind::kNode) {
       const Node& n = *nodes[x.ref];
       kind = KindOf(n.op);
-      ++kind_count[kind];
       name = n.name;
       op = n.op;
       fill = kKinds[kind].fill;
@@ -575,30 +652,30 @@ std::string GraphToHtml(const Graph& g, const std::string& title) {
       std::string decisions = absl::StrJoin(n.decisions, ",", [](std::string* o, const Decision& d) {
         absl::StrAppend(o, "[", JsStr(d.kind), ",", JsStr(d.choice), ",", JsStr(d.reason), "]");
       });
-      entry = absl::StrCat("{name:", JsStr(n.name), ",op:", JsStr(n.op), ",kind:", kind, ",prec:",
-                           JsStr(DTypeName(n.precision)), ",origin:", JsList(n.origin), ",attrs:", JsPairs(attrs),
-                           ",ins:", JsPairs(ins), ",outs:", JsPairs(outs), ",dec:[", decisions, "]");
+      entry =
+          absl::StrCat("{name:", JsStr(n.name), ",op:", JsStr(n.op), ",kind:", kind,
+                       ",prec:", JsStr(DTypeName(n.precision)), ",origin:", JsList(n.origin), ",attrs:", JsPairs(attrs),
+                       ",ins:", JsPairs(ins), ",outs:", JsPairs(outs), ",dec:[", decisions, "]");
       std::string badge = DTypeName(n.precision);
       double bw = 7 + 6.2 * badge.size();
-      absl::StrAppend(
-          &svg_nodes, "<g class=\"n\" data-i=\"", index, "\" transform=\"translate(", F(cx - x.w / 2), ",",
-          F(cy - x.h / 2), ")\"><rect class=\"box\" width=\"", F(x.w), "\" height=\"", F(x.h), "\" rx=\"6\" fill=\"",
-          fill, "\" stroke=\"", stroke, "\"/><text class=\"op\" x=\"8\" y=\"15\">", Esc(Cut(op, 24)),
-          "</text><rect x=\"", F(x.w - bw - 5), "\" y=\"4\" width=\"", F(bw), "\" height=\"14\" rx=\"3\" fill=\"",
-          kPrecisions[p].color, "\"/><text class=\"badge\" x=\"", F(x.w - bw / 2 - 5),
-          "\" y=\"14.5\" text-anchor=\"middle\" fill=\"#fff\">", badge, "</text><text x=\"8\" y=\"30\">",
-          Esc(ShortName(name, 34)), "</text><text class=\"ty\" x=\"8\" y=\"43\">", Esc(Cut(type, 36)),
-          "</text></g>\n");
+      absl::StrAppend(&svg_nodes, "<g class=\"n\" data-i=\"", index, "\" transform=\"translate(", F(cx - x.w / 2), ",",
+                      F(cy - x.h / 2), ")\"><rect class=\"box\" width=\"", F(x.w), "\" height=\"", F(x.h),
+                      "\" rx=\"6\" fill=\"", fill, "\" stroke=\"", stroke, "\"/><text class=\"op\" x=\"8\" y=\"15\">",
+                      Esc(Cut(op, 24)), "</text><rect x=\"", F(x.w - bw - 5), "\" y=\"4\" width=\"", F(bw),
+                      "\" height=\"14\" rx=\"3\" fill=\"", kPrecisions[p].color, "\"/><text class=\"badge\" x=\"",
+                      F(x.w - bw / 2 - 5), "\" y=\"14.5\" text-anchor=\"middle\" fill=\"#fff\">", badge,
+                      "</text><text x=\"8\" y=\"30\">", Esc(ShortName(name, 34)),
+                      "</text><text class=\"ty\" x=\"8\" y=\"43\">", Esc(Cut(type, 36)), "</text></g>\n");
     } else {
       const Value* v = x.kind == VKind::kInput ? inputs[x.ref] : g.outputs()[x.ref];
       name = v->name;
       op = x.kind == VKind::kInput ? "input" : "output";
       type = TypeOf(*v);
       fill = kIoFill;
-      entry = absl::StrCat("{name:", JsStr(name), ",op:", JsStr(op), ",kind:", kInputKind, ",outs:",
-                           JsPairs({{name, type}}));
-      absl::StrAppend(&svg_nodes, "<g class=\"n\" data-i=\"", index, "\" transform=\"translate(", F(cx - x.w / 2),
-                      ",", F(cy - x.h / 2), ")\"><rect class=\"box\" width=\"", F(x.w), "\" height=\"", F(x.h),
+      entry = absl::StrCat("{name:", JsStr(name), ",op:", JsStr(op), ",kind:", kInputKind,
+                           ",outs:", JsPairs({{name, type}}));
+      absl::StrAppend(&svg_nodes, "<g class=\"n\" data-i=\"", index, "\" transform=\"translate(", F(cx - x.w / 2), ",",
+                      F(cy - x.h / 2), ")\"><rect class=\"box\" width=\"", F(x.w), "\" height=\"", F(x.h),
                       "\" rx=\"17\" fill=\"", fill, "\" stroke=\"#57606a\"/><text class=\"op\" x=\"", F(x.w / 2),
                       "\" y=\"14\" text-anchor=\"middle\">", op, ": ", Esc(Cut(name, 16)),
                       "</text><text class=\"ty\" x=\"", F(x.w / 2), "\" y=\"27\" text-anchor=\"middle\">",
@@ -632,16 +709,17 @@ std::string GraphToHtml(const Graph& g, const std::string& title) {
   kinds_js += "\"graph input/output\"]";
 
   std::string out = absl::StrCat(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", Esc(title),
-      "</title>\n<style>", kStyle, "</style>\n</head>\n<body>\n<div id=\"top\"><h1>", Esc(title),
-      "</h1><span class=\"meta\">", nodes.size(), " nodes, opset ", g.opset,
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", Esc(title), "</title>\n<style>",
+      kStyle, "</style>\n</head>\n<body>\n<div id=\"top\"><h1>", Esc(title), "</h1><span class=\"meta\">", nodes.size(),
+      " nodes, opset ", g.opset,
       "</span><input id=\"search\" type=\"search\" placeholder=\"find node by name or op (Enter: next)\">"
       "<span id=\"hits\"></span><button id=\"fit\" title=\"whole graph (f)\">fit</button>"
       "<button id=\"one\" title=\"top of the graph at 100%\">1:1</button><div id=\"legend\">",
       legend, "</div></div>\n<div id=\"main\"><div id=\"canvas\"><svg id=\"graph\">",
       "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
       "orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"#8c959f\"/></marker></defs>\n<g id=\"vp\">\n",
-      svg_edges, svg_nodes, "</g></svg></div>\n<div id=\"panel\"><p class=\"hint\">Hover over a node to see its origin "
+      svg_edges, svg_nodes,
+      "</g></svg></div>\n<div id=\"panel\"><p class=\"hint\">Hover over a node to see its origin "
       "ONNX nodes, attributes, inputs, outputs and decisions; click to keep it. Drag to pan, wheel to zoom, "
       "<b>/</b> to search, <b>f</b> to fit.</p></div></div>\n<script>\nconst W=",
       F(L.width), ",H=", F(L.height), ",KINDS=", kinds_js, ";\nconst G=[\n", data, "];\n", kScript,

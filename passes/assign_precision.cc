@@ -51,8 +51,8 @@ const std::map<std::string, std::string>& Fp32Ops() {
       m[op] = "normalization statistics kept fp32: fp16 overflow risk";
     }
     for (const char* op : {"Softmax", "LogSoftmax"}) m[op] = "softmax kept fp32: exp range and sum precision";
-    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceProd",
-                           "GlobalAveragePool"}) {
+    for (const char* op :
+         {"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceProd", "GlobalAveragePool"}) {
       m[op] = "reduction kept fp32: long sums lose precision in fp16";
     }
     for (const char* op : {"Exp", "Log", "Pow", "Sqrt", "Reciprocal", "Erf", "Div"}) {
@@ -65,10 +65,14 @@ const std::map<std::string, std::string>& Fp32Ops() {
 
 std::string PrecisionName(DType t) {
   switch (t) {
-    case DType::kF16: return "fp16";
-    case DType::kBF16: return "bf16";
-    case DType::kF8E4M3: return "fp8";
-    default: return "fp32";
+    case DType::kF16:
+      return "fp16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF8E4M3:
+      return "fp8";
+    default:
+      return "fp32";
   }
 }
 
@@ -117,14 +121,14 @@ class Assigner {
       if (o && g_.IsGraphOutput(o)) return {DType::kF32, "model output kept fp32"};
     }
     if (auto it = Fp32Ops().find(n->op); it != Fp32Ops().end()) return {DType::kF32, it->second};
-    if (kGemmOps.count(n->op)) {
-      if (p_ == DType::kF16) {
-        for (const Value* in : n->inputs) {
-          if (in && in->is_constant() && IsFloat(in->dtype) && MaxAbs(*in->constant) > 65504.0f) {
-            return {DType::kF32, absl::StrCat("constant '", in->name, "' exceeds the fp16 range, kept fp32")};
-          }
+    if (p_ == DType::kF16) {
+      for (const Value* in : n->inputs) {
+        if (in && in->is_constant() && IsFloat(in->dtype) && MaxAbs(*in->constant) > 65504.0f) {
+          return {DType::kF32, absl::StrCat("constant '", in->name, "' exceeds the fp16 range (65504), kept fp32")};
         }
       }
+    }
+    if (kGemmOps.count(n->op)) {
       if (n->op == "Attention") {
         return {p_, absl::StrCat("Attention Q/K/V matmuls ", p, ", fp32 accumulation; softmax inside in fp32")};
       }
@@ -159,19 +163,18 @@ class Assigner {
     if (v->is_constant()) return Converted(v, t);
     auto key = std::make_pair(v, t);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    if (Node* c = v->producer; c && c->op == "Cast" && c->input(0) && IsFloat(c->input(0)->dtype) &&
-                               Widens(c->input(0)->dtype, v->dtype)) {
+    if (Node* c = v->producer;
+        c && c->op == "Cast" && c->input(0) && IsFloat(c->input(0)->dtype) && Widens(c->input(0)->dtype, v->dtype)) {
       return StoredAs(c->input(0), t, reader);
     }
     Attributes attrs;
     attrs.Set("to", std::string(DTypeName(t)));
     ASSIGN_OR_RETURN(Node * cast, rw_.Create("Cast", absl::StrCat(v->name, "_to_", DTypeName(t)), {v}, std::move(attrs),
-                                             {}));
+                                             reader->origin));
     cast->precision = t;
-    cast->decisions.push_back(
-        {"precision", PrecisionName(t),
-         absl::StrCat("storage cast: '", v->name, "' is stored ", PrecisionName(v->dtype), ", ", reader->Describe(),
-                      " reads ", PrecisionName(t))});
+    cast->decisions.push_back({"precision", PrecisionName(t),
+                               absl::StrCat("storage cast: '", v->name, "' is stored ", PrecisionName(v->dtype), ", ",
+                                            reader->Describe(), " reads ", PrecisionName(t))});
     return cache_[key] = cast->output(0);
   }
 
@@ -196,6 +199,8 @@ class Assigner {
       ASSIGN_OR_RETURN(in, StoredAs(in, want, n));
       changed = true;
     }
+    // Outputs still typed by the old producers (uses moved to recreated nodes) are re-inferred too.
+    for (const Value* o : n->outputs) changed |= o && IsFloat(o->dtype) && o->dtype != DType::kF64 && o->dtype != want;
     if (changed) {
       ASSIGN_OR_RETURN(n, rw_.RecreateWithInputs(n, inputs));
     }

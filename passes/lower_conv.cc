@@ -142,9 +142,13 @@ absl::StatusOr<bool> Rewrite(Rewriter& rw, Node* conv, const ConvGeometry& g, co
   const int64_t wo = g.nhwc ? out_shape[2].value() : out_shape[3].value();
   std::vector<float> wv = w->constant->ToF32();
   Value* x = conv->input(0);
-  if (!g.nhwc && l.choice == "GEMM (1x1)") ASSIGN_OR_RETURN(x, Transposed(rw, conv, x, kToNhwc));
+  if (!g.nhwc && l.choice == "GEMM (1x1)") {
+    ASSIGN_OR_RETURN(x, Transposed(rw, conv, x, kToNhwc));
+  }
   Value* z = conv->input(3);
-  if (z && !g.nhwc) ASSIGN_OR_RETURN(z, Transposed(rw, conv, z, kToNhwc));
+  if (z && !g.nhwc) {
+    ASSIGN_OR_RETURN(z, Transposed(rw, conv, z, kToNhwc));
+  }
   Value* a = x;
   Tensor wm;
   if (l.choice == "GEMM (1x1)") {
@@ -198,7 +202,9 @@ absl::StatusOr<bool> Rewrite(Rewriter& rw, Node* conv, const ConvGeometry& g, co
     ASSIGN_OR_RETURN(Node * yr, rw.Create("Reshape", conv->name + "_nhwc", {y, yshape}, {}, conv->origin));
     y = yr->output(0);
   }
-  if (!g.nhwc) ASSIGN_OR_RETURN(y, Transposed(rw, conv, y, kToNchw));
+  if (!g.nhwc) {
+    ASSIGN_OR_RETURN(y, Transposed(rw, conv, y, kToNchw));
+  }
   rw.ReplaceAllUses(conv->output(0), y);
   RETURN_IF_ERROR(rw.EraseWithDeadInputs(conv));
   return true;

@@ -99,8 +99,8 @@ absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed, bool any_
     std::string level = args.Get("--level", "O0");
     if (level == "O0" || level == "O1") {
       return absl::InvalidArgumentError(absl::StrCat("--precision ", po.precision,
-                                                     " is assigned by the O2 pipeline's assign-precision pass, "
-                                                     "after fusion; add --level O2 (this command runs level ",
+                                                     " is assigned by the assign-precision pass of levels O2 and O3, "
+                                                     "after fusion; add --level O2 or O3 (this command runs level ",
                                                      level, ")"));
     }
   }

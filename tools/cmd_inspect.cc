@@ -20,7 +20,8 @@ int Inspect(int argc, char** argv) {
   if (absl::Status s = CheckTargetAndLevel(*args, true, /*any_target=*/true); !s.ok()) return Report(s);
   std::string format = args->Get("--format", "text");
   if (format != "text" && format != "dot" && format != "json" && format != "html") {
-    return Report(absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot, json or html")));
+    return Report(
+        absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot, json or html")));
   }
   auto model = LoadAndOptimize(*args, args->positional[0]);
   if (!model.ok()) return Report(model.status());
@@ -44,8 +45,12 @@ int Inspect(int argc, char** argv) {
   } else if (format == "dot") {
     out = GraphToDot(graph);
   } else if (format == "html") {
-    std::string path = args->positional[0];
-    out = GraphToHtml(graph, absl::StrCat(path.substr(path.find_last_of('/') + 1), " at ", args->Get("--level", "O0")));
+    // Title: the model file with its folder ("tv_vit_b_16/model.onnx at O2").
+    const std::string& path = args->positional[0];
+    size_t slash = path.find_last_of('/');
+    size_t from = slash == std::string::npos || slash == 0 ? 0 : path.find_last_of('/', slash - 1);
+    std::string name = path.substr(from == std::string::npos ? 0 : from + 1);
+    out = GraphToHtml(graph, absl::StrCat(name, " at ", args->Get("--level", "O0")));
   } else if (format == "json") {
     out = GraphToJson(graph);
   } else {
@@ -53,7 +58,9 @@ int Inspect(int argc, char** argv) {
   }
   if (args->Has("--explain") && format == "html" && !args->Has("--summary")) {
     out += "<!-- rules that did not fire:\n";
-    for (const std::string& e : model->explanations) absl::StrAppend(&out, absl::StrReplaceAll(e, {{"--", "- -"}}), "\n");
+    for (const std::string& e : model->explanations) {
+      absl::StrAppend(&out, absl::StrReplaceAll(e, {{"--", "- -"}}), "\n");
+    }
     out += "-->\n";
   } else if (args->Has("--explain")) {
     out += "// ---- rules that did not fire ----\n";

@@ -16,8 +16,10 @@ int Run(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one MODEL.onnx"));
-  // --reference: run the graph lowered for --target on the reference interpreter (pass tests).
-  if (absl::Status s = CheckTargetAndLevel(*args, true, args->Has("--reference")); !s.ok()) return Report(s);
+  // --reference, or an explicit --passes list: the graph lowered for --target runs on the reference
+  // interpreter (lowering tests).
+  const bool any_target = args->Has("--reference") || args->Has("--passes");
+  if (absl::Status s = CheckTargetAndLevel(*args, true, any_target); !s.ok()) return Report(s);
   auto model = LoadAndOptimize(*args, args->positional[0]);
   if (!model.ok()) return Report(model.status());
   auto& graph = model->graph;

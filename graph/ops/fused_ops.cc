@@ -339,6 +339,62 @@ OpDef Im2Col() {
   return d;
 }
 
+// Pool: MaxPool or AveragePool (kind "max" | "average", their attributes) on NHWC (layout "NHWC")
+// or NCHW activations; Y only. O3's layout-nhwc uses it to keep pooling inside NHWC chains.
+const char* PoolOpName(const Attributes& a) { return a.GetString("kind", "max") == "average" ? "AveragePool" : "MaxPool"; }
+
+absl::Status CheckPoolKind(const Attributes& a) {
+  std::string kind = a.GetString("kind", "max");
+  if (kind != "max" && kind != "average") {
+    return absl::InvalidArgumentError(absl::StrCat("attribute 'kind' is '", kind, "', expected max or average"));
+  }
+  return absl::OkStatus();
+}
+
+OpDef Pool() {
+  OpDef d;
+  d.name = "Pool";
+  d.attrs = {{"kind", AttrType::kString},          {"layout", AttrType::kString}, {"auto_pad", AttrType::kString},
+             {"ceil_mode", AttrType::kInt},         {"dilations", AttrType::kInts}, {"kernel_shape", AttrType::kInts},
+             {"pads", AttrType::kInts},             {"strides", AttrType::kInts},   {"count_include_pad", AttrType::kInt},
+             {"storage_order", AttrType::kInt}};
+  d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
+    if (absl::Status s = CheckPoolKind(ctx.attrs()); !s.ok()) return ctx.Error(s.message());
+    ASSIGN_OR_RETURN(bool nhwc, IsNhwc(ctx.attrs()));
+    const OpDef* def = FindOp(PoolOpName(ctx.attrs()));
+    if (!nhwc) {
+      ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, def->shape(ctx));
+      outs.resize(1);
+      return outs;
+    }
+    if (ctx.rank(0) != 4) return ctx.Error(ctx.InputName(0), " has rank ", ctx.rank(0), ", expected 4 for layout NHWC");
+    ValueInfo x = ctx.in(0);
+    x.shape = PermuteShape(x.shape, kNhwcToNchw);
+    x.constant = nullptr;
+    x.sym_values = nullptr;
+    InferContext nchw(ctx.node(), {&x});
+    ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, def->shape(nchw));
+    outs.resize(1);
+    outs[0].shape = PermuteShape(outs[0].shape, kNchwToNhwc);
+    return outs;
+  };
+  d.kernel = [](KernelContext& k) -> absl::Status {
+    RETURN_IF_ERROR(CheckPoolKind(k.attrs()));
+    ASSIGN_OR_RETURN(bool nhwc, IsNhwc(k.attrs()));
+    const OpDef* def = FindOp(PoolOpName(k.attrs()));
+    if (!nhwc) return def->kernel(k);
+    Tensor x = Permute4(*k.in(0), kNhwcToNchw);
+    const std::vector<int64_t>& od = k.outputs[0].dims();
+    ASSIGN_OR_RETURN(Tensor y, Tensor::Zeros(k.outputs[0].dtype(), {od[0], od[3], od[1], od[2]}));
+    std::vector<const Tensor*> ins = {&x};
+    KernelContext nchw{k.node, ins, std::span<Tensor>(&y, 1)};
+    RETURN_IF_ERROR(def->kernel(nchw));
+    k.outputs[0] = Permute4(y, kNchwToNhwc);
+    return absl::OkStatus();
+  };
+  return d;
+}
+
 }  // namespace
 
 void RegisterFusedOps(OpTableBuilder& t) {
@@ -346,6 +402,7 @@ void RegisterFusedOps(OpTableBuilder& t) {
   t.Add(FusedGemm());
   t.Add(LayerNorm());
   t.Add(Im2Col());
+  t.Add(Pool());
 }
 
 }  // namespace gcomp

@@ -100,7 +100,8 @@ TEST(PrinterTest, HtmlIsSelfContainedAndDeterministic) {
   EXPECT_NE(html.find("prec:\"f16\""), std::string::npos);
   EXPECT_NE(html.find("f32[batch,3]"), std::string::npos);  // output types
   EXPECT_NE(html.find("<div id=\"legend\">"), std::string::npos);
-  for (const char* entry : {"conv", "gemm", "attention", "norm", "elementwise", "data movement", "other", "f16", "bf16"}) {
+  for (const char* entry :
+       {"conv", "gemm", "attention", "norm", "elementwise", "data movement", "other", "f16", "bf16"}) {
     EXPECT_NE(html.find(absl::StrCat("</i>", entry, "</span>")), std::string::npos) << entry;
   }
   // Two edges between nodes, one from the input, one to the output.
@@ -113,6 +114,39 @@ TEST(PrinterTest, HtmlIsSelfContainedAndDeterministic) {
   std::string tricky = GraphToHtml(*g, "t");
   EXPECT_EQ(tricky.find("</script><b>"), std::string::npos);
   EXPECT_NE(tricky.find("\\u003c/script>\\u003cb>"), std::string::npos);
+  Graph empty;
+  EXPECT_NE(GraphToHtml(empty, "empty").find("<svg"), std::string::npos);
+}
+
+// x -> r1 -> r2 -> r3 -> add(r3, r1): the chain stays on one vertical line and the skip edge
+// runs straight beside it.
+TEST(PrinterTest, HtmlLayoutKeepsChainStraight) {
+  Graph g;
+  Value* x = *g.AddInput("x", DType::kF32, {Dim(2), Dim(4)});
+  auto node = [&](const std::string& op, const std::string& name, std::vector<Value*> ins) {
+    Value* out = *g.AddValue(name + "_out", DType::kF32, {Dim(2), Dim(4)});
+    Node* n = *g.AddNode(op, name, ins, {out});
+    n->def = FindOp(op);
+    n->origin = {name};
+    return out;
+  };
+  Value* r1 = node("Relu", "r1", {x});
+  Value* r3 = node("Relu", "r3", {node("Relu", "r2", {r1})});
+  g.AddOutput(node("Add", "add", {r3, r1}));
+  std::string html = GraphToHtml(g, "chain");
+  auto x_of = [&](int i) {
+    std::string key = absl::StrCat("data-i=\"", i, "\" transform=\"translate(");
+    size_t at = html.find(key);
+    EXPECT_NE(at, std::string::npos) << i;
+    at += key.size();
+    return html.substr(at, html.find(',', at) - at);
+  };
+  for (int i = 2; i <= 4; ++i) EXPECT_EQ(x_of(i), x_of(1)) << i;  // r1, r2, r3, add
+  // The edge r1 -> add (clickable indices 1 and 4).
+  size_t skip = html.find("data-v=\"1 4\"");
+  ASSERT_NE(skip, std::string::npos);
+  std::string path = html.substr(skip, html.find("\">", skip) - skip);
+  EXPECT_NE(path.find('V'), std::string::npos) << path;  // a vertical run beside the chain
 }
 
 TEST(VerifierTest, AcceptsWellFormedAndRejectsBroken) {

@@ -9,15 +9,19 @@ from onnx import helper, numpy_helper, TensorProto
 CASES = []
 
 
-def case(name, passes, expect, opset=17):
+def case(name, passes, expect, opset=17, options=(), tolerance="fp32"):
     """Registers `fn` (returning an onnx ModelProto) as case `name`.
 
     passes: comma-separated pass list for `gcomp opt --passes=`.
     expect: {op: count} after the passes (ops not listed are not checked); a must-not-fire case
             lists the original ops that must still be there.
+    options: extra gcomp arguments for `opt` and the optimized `run`, e.g. ("--precision", "fp16").
+    tolerance: "fp32" (rtol 1e-4, atol 1e-5*max|ref|) or "fp16" (DESIGN.md's fp16/bf16 tolerance:
+               cosine >= 0.999, max abs error <= 5e-2*max|ref|, no inf/NaN) against the unoptimized graph.
     """
     def wrap(fn):
-        CASES.append({"name": name, "passes": passes, "expect": expect, "build": fn, "opset": opset})
+        CASES.append({"name": name, "passes": passes, "expect": expect, "build": fn, "opset": opset,
+                      "options": list(options), "tolerance": tolerance})
         return fn
     return wrap
 

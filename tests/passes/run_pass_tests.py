@@ -2,7 +2,9 @@
   golden     `gcomp opt CASE.onnx --passes=P --verify-each` must print tests/passes/golden/CASE.ir;
   structure  the op counts after the passes match the case's `expect`;
   numerics   the reference interpreter on the graph before and after the passes agrees within
-             rtol 1e-4, atol 1e-5*max|ref| on random inputs (batch 1 and 3 for symbolic batch).
+             rtol 1e-4, atol 1e-5*max|ref| on random inputs (batch 1 and 3 for symbolic batch); a case
+             with options (--precision fp16) and tolerance "fp16" passes them to opt and the optimized
+             run and is compared with DESIGN.md's fp16 tolerance (cosine, max abs error, no inf/NaN).
 Usage: run_pass_tests.py GCOMP OUT_DIR [--update] [--only NAME,...]"""
 import argparse
 import collections
@@ -59,11 +61,11 @@ def has_symbolic(model):
     return any(d.HasField("dim_param") for i in model.graph.input for d in i.type.tensor_type.shape.dim)
 
 
-def run_graph(gcomp, path, feeds, out_dir, passes):
+def run_graph(gcomp, path, feeds, out_dir, passes, options=()):
     os.makedirs(out_dir, exist_ok=True)
     args = [gcomp, "run", path, "--output-dir", out_dir]
     if passes:
-        args.append("--passes=" + passes)
+        args += ["--passes=" + passes, *options]
     for name, arr in feeds.items():
         f = os.path.join(out_dir, "in_" + re.sub(r"\W", "_", name) + ".pb")
         with open(f, "wb") as fh:
@@ -102,7 +104,8 @@ def main():
         path = os.path.join(a.out, name + ".onnx")
         m = c["build"]()
         onnx.save(m, path)
-        rc, ir, err = run([a.gcomp, "opt", path, "--passes=" + c["passes"], "--verify-each"])
+        options = c.get("options", [])
+        rc, ir, err = run([a.gcomp, "opt", path, "--passes=" + c["passes"], "--verify-each", *options])
         if rc != 0:
             failures.append(f"{name}: gcomp opt failed ({rc}): {err.strip()}")
             continue
@@ -123,17 +126,24 @@ def main():
             feeds = random_inputs(m, batch, seed=len(name) + batch)
             try:
                 ref = run_graph(a.gcomp, path, feeds, os.path.join(a.out, name, f"b{batch}_ref"), "")
-                got = run_graph(a.gcomp, path, feeds, os.path.join(a.out, name, f"b{batch}_opt"), c["passes"])
+                got = run_graph(a.gcomp, path, feeds, os.path.join(a.out, name, f"b{batch}_opt"), c["passes"], options)
             except RuntimeError as e:
                 failures.append(f"{name}: {e}")
                 continue
             for k, (r, g) in enumerate(zip(ref, got)):
+                if c.get("tolerance", "fp32") == "fp16" and r.shape == g.shape:
+                    scale = float(np.abs(r).max()) if r.size else 0.0
+                    cos = float(np.dot(r.ravel(), g.ravel()) / max(np.linalg.norm(r) * np.linalg.norm(g), 1e-30))
+                    if not np.all(np.isfinite(g)) or cos < 0.999 or float(np.abs(g - r).max()) > 5e-2 * scale:
+                        failures.append(f"{name}: output {k} at batch {batch} outside the fp16 tolerance (cosine {cos:.6f},"
+                                        f" max abs {float(np.abs(g - r).max()):.3g}, max|ref| {scale:.3g})")
+                    continue
                 atol = 1e-5 * float(np.abs(r).max()) if r.size else 0.0
                 if r.shape != g.shape or not np.allclose(g, r, rtol=1e-4, atol=atol):
                     err = float(np.abs(g - r).max()) if r.shape == g.shape else "shape"
                     failures.append(f"{name}: output {k} at batch {batch} differs from the unoptimized graph (max abs {err})")
         status = "ok" if not any(f.startswith(name + ":") for f in failures) else "FAIL"
-        print(f"{status:4} {name:40} passes={c['passes']:30} {dict(c['expect'])}")
+        print(f"{status:4} {name:40} passes={c['passes']:30} {' '.join(options)} {dict(c['expect'])}")
     print(f"{len(cases)} cases, {len(failures)} failures")
     for f in failures:
         print("FAIL", f)

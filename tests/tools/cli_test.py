@@ -74,24 +74,30 @@ class CliTest(unittest.TestCase):
             path = os.path.join(d, "page.html")
             rc, _, err = gcomp("inspect", self.model, "--level", "O2", "--format", "html", "-o", path)
             self.assertEqual(rc, 0, err)
-            page = open(path, encoding="utf-8").read()
+            with open(path, encoding="utf-8") as f:
+                page = f.read()
             self.assertTrue(page.startswith("<!DOCTYPE html>"))
             self.assertIn("<svg", page)
             self.assertIn("Attention", page)
             for banned in ("http://", "https://", "<script src", "<link"):
                 self.assertNotIn(banned, page)
 
-    def test_levels_and_targets_not_built_yet_are_refused(self):
-        rc, _, err = gcomp("inspect", self.model, "--level", "O3")
+    def test_levels_and_targets(self):
+        # O3 lowers for every target in inspect; run/check execute on the reference interpreter only
+        for target in ("ref", "cpu", "cuda", "cuda:sm_90", "cuda:sm_80"):
+            rc, out, err = gcomp("inspect", self.model, "--level", "O3", "--target", target)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("lowering = ", out)
+        rc, _, err = gcomp("inspect", self.model, "--level", "O3", "--target", "tpu")
         self.assertEqual(rc, 2)
-        self.assertIn("level O3 (lowering, layout, precision) is not available", err)
+        self.assertIn("unknown target 'tpu', expected one of: ref, cpu, cuda (= cuda:sm_90), cuda:sm_80", err)
         rc, _, err = gcomp("inspect", self.model, "--level", "O9")
         self.assertEqual(rc, 2)
         self.assertIn("unknown level 'O9'", err)
         case = os.path.dirname(self.model)
         rc, _, err = gcomp("check", case, "--target", "cpu")
         self.assertEqual(rc, 2)
-        self.assertIn("target 'cpu' is not available", err)
+        self.assertIn("target 'cpu' has no backend in this build yet", err)
 
     def test_run_writes_outputs_matching_reference(self):
         case = os.path.dirname(self.model)
