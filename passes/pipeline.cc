@@ -38,6 +38,7 @@ const std::vector<Entry> kO3 = {
     {"layout-nhwc", "NHWC targets: conv chains in NHWC, Transposes only at the edges, inverse pairs cancelled"},
     {"lower-conv", "1x1 conv -> GEMM; k x k -> implicit GEMM where the target has one, else im2col + GEMM"},
     {"lower-attention", "Attention -> the target's fused kernel, else batched GEMMs + softmax"},
+    {"lower-gemm", "GEMM epilogues the target applies exactly (cuBLASLt GELU is the tanh form)"},
     {"dce", "what the lowerings left unused"},
 };
 

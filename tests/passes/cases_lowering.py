@@ -149,3 +149,29 @@ def _():
     inits = [weights("w", [6, 3, 4, 4], 1), const("b", np.linspace(-0.1, 0.1, 6).astype(np.float32)),
              const("s", np.array([0, 6, -1], dtype=np.int64))]
     return model(nodes, [("x", ["batch", 3, 8, 8])], [("y", ["batch", 4, 6])], inits)
+
+
+# ---- lower-gemm (decisions only) --------------------------------------------------------------
+
+def mlp(approximate):
+    """MatMul + bias + Gelu(approximate) -> MatMul + bias + Relu."""
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"], name="fc1"),
+             helper.make_node("Add", ["m1", "b1"], ["h1"], name="fc1_bias"),
+             helper.make_node("Gelu", ["h1"], ["g"], name="gelu", approximate=approximate),
+             helper.make_node("MatMul", ["g", "w2"], ["m2"], name="fc2"),
+             helper.make_node("Add", ["m2", "b2"], ["h2"], name="fc2_bias"),
+             helper.make_node("Relu", ["h2"], ["y"], name="relu")]
+    inits = [weights("w1", [8, 16], 1), const("b1", np.linspace(-0.1, 0.1, 16).astype(np.float32)),
+             weights("w2", [16, 4], 2), const("b2", np.linspace(-0.1, 0.1, 4).astype(np.float32))]
+    return model(nodes, [("x", [2, 8])], [("y", [2, 4])], inits, opset=20)
+
+
+@case("lower_gemm_cuda_erf_gelu_separate", "fuse-gemm,lower-gemm", {"FusedGemm": 2}, opset=20, options=tgt("cuda"))
+def _():
+    # cuBLASLt's GELU epilogue is the tanh form: an erf GELU at fp32 runs after the GEMM; relu is fused
+    return mlp("none")
+
+
+@case("lower_gemm_cuda_tanh_gelu_fused", "fuse-gemm,lower-gemm", {"FusedGemm": 2}, opset=20, options=tgt("cuda"))
+def _():
+    return mlp("tanh")
