@@ -18,8 +18,8 @@
 // type); a Cast whose input went through a widening Cast reads the original value instead
 // (Cast(Cast(x)) -> one Cast or none). Graph inputs and outputs stay fp32.
 //
-// FusedGemm with activation gelu (erf) maps to cuBLASLt's GELU epilogue, the tanh approximation:
-// in fp16/bf16 the activation becomes gelu_tanh with a decision saying so; fp32 keeps erf.
+// Whether a target's GEMM epilogue changes the math (cuBLASLt's GELU is the tanh form) is decided
+// per target by lower-gemm, which runs after this pass at O3.
 // Precondition: runs once, after the fusions (a graph whose nodes already carry a precision
 // decision is left alone, so the pipeline's fixed-point loop stops).
 #include <cmath>
@@ -214,19 +214,6 @@ class Assigner {
     if (stored != want) absl::StrAppend(&reason, " (the op stores ", PrecisionName(stored), ")");
     n->precision = stored == DType::kF64 ? DType::kF32 : stored;
     n->decisions.push_back({"precision", PrecisionName(n->precision), reason});
-    if (n->op == "FusedGemm" && n->attrs.GetString("activation", "none") == "gelu") {
-      if (n->precision == DType::kF16 || n->precision == DType::kBF16) {
-        n->attrs.Set("activation", std::string("gelu_tanh"));
-        n->decisions.push_back({"epilogue", "gelu_tanh",
-                                absl::StrCat("cuBLASLt's GELU epilogue is the tanh approximation: the erf GELU of the "
-                                             "model is computed as tanh GELU in ",
-                                             PrecisionName(n->precision), " (|difference| <= 5e-4 per element)")});
-      } else {
-        n->decisions.push_back({"epilogue", "gelu",
-                                "fp32 keeps the exact erf GELU: cuBLASLt's GELU epilogue (tanh approximation) "
-                                "is not used"});
-      }
-    }
     return absl::OkStatus();
   }
 

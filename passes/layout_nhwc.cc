@@ -29,8 +29,8 @@ absl::StatusOr<Value*> Transposed(Rewriter& rw, const Node* at, Value* v, const 
   Attributes a;
   a.Set("perm", perm);
   ASSIGN_OR_RETURN(Node * t, rw.Create("Transpose", at->name + "_layout", {v}, std::move(a), at->origin));
-  t->decisions.push_back({"layout", perm == kToNhwc ? "NCHW->NHWC" : "NHWC->NCHW",
-                          "layout-nhwc: at the edge of an NHWC conv chain"});
+  t->decisions.push_back(
+      {"layout", perm == kToNhwc ? "NCHW->NHWC" : "NHWC->NCHW", "layout-nhwc: at the edge of an NHWC conv chain"});
   return t->output(0);
 }
 
@@ -38,7 +38,8 @@ absl::StatusOr<Value*> Transposed(Rewriter& rw, const Node* at, Value* v, const 
 bool Inverse(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
   if (first.size() != second.size()) return false;
   for (size_t i = 0; i < second.size(); ++i) {
-    if (second[i] < 0 || second[i] >= static_cast<int64_t>(first.size()) || first[second[i]] != static_cast<int64_t>(i)) {
+    if (second[i] < 0 || second[i] >= static_cast<int64_t>(first.size()) ||
+        first[second[i]] != static_cast<int64_t>(i)) {
       return false;
     }
   }
@@ -54,12 +55,15 @@ absl::StatusOr<bool> ConvToNhwc(Rewriter& rw, Node* n, const TargetDescription& 
   }
   Attributes a = n->attrs;
   a.Set("layout", std::string("NHWC"));
-  ASSIGN_OR_RETURN(Node * c, rw.Create("FusedConv", n->name, {x, n->input(1), n->input(2), z}, std::move(a), n->origin));
+  ASSIGN_OR_RETURN(Node * c,
+                   rw.Create("FusedConv", n->name, {x, n->input(1), n->input(2), z}, std::move(a), n->origin));
   c->decisions = n->decisions;
   c->decisions.push_back({"layout", "NHWC", absl::StrCat(t.name, " (", t.source, ") prefers NHWC")});
   ASSIGN_OR_RETURN(Value * y, Transposed(rw, n, c->output(0), kToNchw));
+  const std::string name = n->name;
   rw.ReplaceAllUses(n->output(0), y);
   RETURN_IF_ERROR(rw.Erase(n));
+  c->name = name;  // the same conv in another layout keeps its name
   return true;
 }
 
@@ -93,8 +97,10 @@ absl::StatusOr<bool> PoolToNhwc(Rewriter& rw, Node* n, const TargetDescription& 
   p->decisions = n->decisions;
   p->decisions.push_back({"layout", "NHWC", absl::StrCat("inside an NHWC conv chain; ", t.name, " prefers NHWC")});
   ASSIGN_OR_RETURN(Value * y, Transposed(rw, n, p->output(0), kToNchw));
+  const std::string name = n->name;
   rw.ReplaceAllUses(n->output(0), y);
   RETURN_IF_ERROR(rw.EraseWithDeadInputs(n));
+  p->name = name;
   return true;
 }
 
@@ -110,8 +116,8 @@ bool MovesOnlyUnitAxes(const Shape& in, const std::vector<int64_t>& perm) {
   return true;
 }
 
-// Flatten{axis=1} or Reshape (constant shape) of Transpose(%x) where the Transpose keeps axis 0 and moves only size-1 axes reads
-// %x: [N,1,1,C] and [N,C,1,1] flatten to the same [N,C].
+// Flatten{axis=1} or Reshape (constant shape) of Transpose(%x) where the Transpose keeps axis 0 and moves only size-1
+// axes reads %x: [N,1,1,C] and [N,C,1,1] flatten to the same [N,C].
 bool DropUnitTransposeBeforeFlatten(Rewriter& rw, Node* flatten) {
   if (flatten->op == "Reshape") {  // a constant target shape whose 0s ("copy") are only at axis 0
     const Value* shape = flatten->input(1);
@@ -142,11 +148,11 @@ absl::StatusOr<bool> TokensFromNhwc(Rewriter& rw, Node* t2) {
   Value* x = t1->input(0);
   const Shape& rs = r->output(0)->shape;
   if (rs.size() != 3 || rs[0] != x->shape[0] || rs[1] != x->shape[3] || !x->shape[3].IsConst()) return false;
-  ASSIGN_OR_RETURN(Value * shape, rw.Constant(r->name + "_tokens_shape",
-                                              Tensor::FromI64({3}, {0, -1, x->shape[3].value()})));
-  ASSIGN_OR_RETURN(Node * nr, rw.Create("Reshape", r->name, {x, shape}, {},
-                                        MergeOrigins({t1, r, t2})));
-  nr->decisions.push_back({"layout", "NHWC tokens", "layout-nhwc: the NHWC conv output is already [N, H*W, C] in memory"});
+  ASSIGN_OR_RETURN(Value * shape,
+                   rw.Constant(r->name + "_tokens_shape", Tensor::FromI64({3}, {0, -1, x->shape[3].value()})));
+  ASSIGN_OR_RETURN(Node * nr, rw.Create("Reshape", r->name, {x, shape}, {}, MergeOrigins({t1, r, t2})));
+  nr->decisions.push_back(
+      {"layout", "NHWC tokens", "layout-nhwc: the NHWC conv output is already [N, H*W, C] in memory"});
   rw.ReplaceAllUses(t2->output(0), nr->output(0));
   RETURN_IF_ERROR(rw.EraseWithDeadInputs(t2));
   return true;

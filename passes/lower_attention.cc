@@ -89,8 +89,8 @@ absl::Status Decompose(Rewriter& rw, Node* n, const std::string& reason) {
   std::vector<int64_t> perm(r);
   for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(i);
   std::swap(perm[r - 1], perm[r - 2]);
-  const float scale = n->attrs.Has("scale") ? n->attrs.GetFloat("scale", 1.0f)
-                                             : 1.0f / std::sqrt(static_cast<float>(head_size));
+  const float scale =
+      n->attrs.Has("scale") ? n->attrs.GetFloat("scale", 1.0f) : 1.0f / std::sqrt(static_cast<float>(head_size));
   ASSIGN_OR_RETURN(Value * kt, Permute(rw, n, "/k_t", k, perm));
   ASSIGN_OR_RETURN(Value * scores, Op(rw, n, "MatMul", "/qk", {q, kt}));
   ASSIGN_OR_RETURN(Value * sc, rw.Constant(n->name + "/scale", Tensor::FromF32({}, {scale})));

@@ -70,7 +70,9 @@ bool AllEqual(const std::vector<int64_t>& v, int64_t x) {
 std::string EpilogueNote(const TargetDescription& t, const Node* n) {
   std::string act = n->attrs.GetString("activation", "none");
   const GemmEpilogue* e = t.Epilogue(act);
-  if (!e) return absl::StrCat("; activation ", act, " is not a GEMM epilogue of ", t.name, ": a separate pass over the output");
+  if (!e)
+    return absl::StrCat("; activation ", act, " is not a GEMM epilogue of ", t.name,
+                        ": a separate pass over the output");
   if (!e->exact) return absl::StrCat("; activation ", act, " epilogue is approximate on ", t.name, " (", e->note, ")");
   return "";
 }
@@ -86,9 +88,10 @@ Lowering Decide(const TargetDescription& t, const Node* n, const ConvGeometry& g
   if (is_1x1) {
     const bool strided = !AllEqual(g.strides, 1);
     return {"GEMM (1x1)",
-            absl::StrCat("a 1x1 conv is a GEMM of the NHWC activations by W [Cout, Cin]",
-                         strided ? absl::StrCat(" after a strided gather (stride ", absl::StrJoin(g.strides, "x"), ")") : "",
-                         "; ", where, EpilogueNote(t, n)),
+            absl::StrCat(
+                "a 1x1 conv is a GEMM of the NHWC activations by W [Cout, Cin]",
+                strided ? absl::StrCat(" after a strided gather (stride ", absl::StrJoin(g.strides, "x"), ")") : "",
+                "; ", where, EpilogueNote(t, n)),
             t.rewrite};
   }
   if (!t.implicit_gemm_conv.empty()) {
@@ -110,8 +113,8 @@ absl::StatusOr<Value*> Transposed(Rewriter& rw, const Node* conv, Value* v, cons
   Attributes a;
   a.Set("perm", perm);
   ASSIGN_OR_RETURN(Node * t, rw.Create("Transpose", conv->name + "_layout", {v}, std::move(a), conv->origin));
-  t->decisions.push_back({"layout", perm == kToNhwc ? "NCHW->NHWC" : "NHWC->NCHW",
-                          "lower-conv: the GEMM reads and writes NHWC"});
+  t->decisions.push_back(
+      {"layout", perm == kToNhwc ? "NCHW->NHWC" : "NHWC->NCHW", "lower-conv: the GEMM reads and writes NHWC"});
   return t->output(0);
 }
 
@@ -157,10 +160,10 @@ absl::StatusOr<bool> Rewrite(Rewriter& rw, Node* conv, const ConvGeometry& g, co
       ASSIGN_OR_RETURN(Value * ends, I64Constant(rw, conv->name + "_ends", {INT64_MAX, INT64_MAX}));
       ASSIGN_OR_RETURN(Value * axes, I64Constant(rw, conv->name + "_axes", {1, 2}));
       ASSIGN_OR_RETURN(Value * steps, I64Constant(rw, conv->name + "_steps", g.strides));
-      ASSIGN_OR_RETURN(Node * s, rw.Create("Slice", conv->name + "_gather", {a, starts, ends, axes, steps}, {},
-                                           conv->origin));
-      s->decisions.push_back({"lowering", "strided gather",
-                              absl::StrCat("stride ", absl::StrJoin(g.strides, "x"), " of the 1x1 conv")});
+      ASSIGN_OR_RETURN(Node * s,
+                       rw.Create("Slice", conv->name + "_gather", {a, starts, ends, axes, steps}, {}, conv->origin));
+      s->decisions.push_back(
+          {"lowering", "strided gather", absl::StrCat("stride ", absl::StrJoin(g.strides, "x"), " of the 1x1 conv")});
       a = s->output(0);
     }
     wm = Tensor::FromF32({g.cout, g.cin_per_group}, wv);
@@ -192,8 +195,8 @@ absl::StatusOr<bool> Rewrite(Rewriter& rw, Node* conv, const ConvGeometry& g, co
     }
   }
   ASSIGN_OR_RETURN(Value * wc, rw.Constant(w->name + "_gemm", std::move(wm)));
-  ASSIGN_OR_RETURN(Node * gemm, rw.Create("FusedGemm", conv->name, {a, wc, conv->input(2), z}, GemmAttrs(conv),
-                                          conv->origin));
+  ASSIGN_OR_RETURN(Node * gemm,
+                   rw.Create("FusedGemm", conv->name, {a, wc, conv->input(2), z}, GemmAttrs(conv), conv->origin));
   gemm->decisions = conv->decisions;
   gemm->decisions.push_back({"lowering", l.choice, l.reason});
   Value* y = gemm->output(0);
@@ -205,8 +208,10 @@ absl::StatusOr<bool> Rewrite(Rewriter& rw, Node* conv, const ConvGeometry& g, co
   if (!g.nhwc) {
     ASSIGN_OR_RETURN(y, Transposed(rw, conv, y, kToNchw));
   }
+  const std::string name = conv->name;
   rw.ReplaceAllUses(conv->output(0), y);
   RETURN_IF_ERROR(rw.EraseWithDeadInputs(conv));
+  gemm->name = name;  // the GEMM is the conv now: --keep-fp32 and reports find it by its name
   return true;
 }
 

@@ -30,6 +30,10 @@ const std::vector<Entry> kO2 = {
     {"fuse-gemm", "MatMul/Gemm + bias + activation + residual as one GEMM epilogue"},
     {"fuse-conv", "Conv + bias + residual + ReLU/Clip as one conv epilogue"},
     {"dce", "the matched chains"},
+};
+
+// Precision after all rewriting, so that every node the lowerings create gets its rule too.
+const std::vector<Entry> kPrecision = {
     {"assign-precision", "--precision fp16/bf16: GEMM operands in P, statistics fp32, casts at storage changes (no-op for fp32)"},
 };
 
@@ -38,8 +42,12 @@ const std::vector<Entry> kO3 = {
     {"layout-nhwc", "NHWC targets: conv chains in NHWC, Transposes only at the edges, inverse pairs cancelled"},
     {"lower-conv", "1x1 conv -> GEMM; k x k -> implicit GEMM where the target has one, else im2col + GEMM"},
     {"lower-attention", "Attention -> the target's fused kernel, else batched GEMMs + softmax"},
-    {"lower-gemm", "GEMM epilogues the target applies exactly (cuBLASLt GELU is the tanh form)"},
     {"dce", "what the lowerings left unused"},
+};
+
+// O3, after precision: which GEMM epilogues the target applies, and where its math differs.
+const std::vector<Entry> kEpilogues = {
+    {"lower-gemm", "epilogues by target: cuBLASLt GELU is the tanh form, taken only in fp16/bf16"},
 };
 
 }  // namespace
@@ -57,12 +65,15 @@ absl::StatusOr<std::vector<std::string>> PassesForLevel(const std::string& level
   if (level == "O2") {
     add(kO1);
     add(kO2);
+    add(kPrecision);
     return out;
   }
   if (level == "O3") {
     add(kO1);
     add(kO2);
     add(kO3);
+    add(kPrecision);
+    add(kEpilogues);
     return out;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown level '", level, "', expected O0, O1, O2 or O3"));

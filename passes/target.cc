@@ -66,8 +66,9 @@ absl::StatusOr<TargetDescription> ParseTargetDescription(const std::string& text
       static const std::vector<std::string> kActs = {"none", "relu", "clip", "gelu", "gelu_tanh"};
       if (words.size() < 3 || std::find(kActs.begin(), kActs.end(), words[1]) == kActs.end() ||
           (words[2] != "exact" && words[2] != "approx")) {
-        return error("expected 'gemm-epilogue ACTIVATION exact|approx [note]' with ACTIVATION one of "
-                     "none, relu, clip, gelu, gelu_tanh");
+        return error(
+            "expected 'gemm-epilogue ACTIVATION exact|approx [note]' with ACTIVATION one of "
+            "none, relu, clip, gelu, gelu_tanh");
       }
       GemmEpilogue e{words[1], words[2] == "exact", ""};
       std::vector<std::string> note(words.begin() + 3, words.end());
@@ -78,7 +79,8 @@ absl::StatusOr<TargetDescription> ParseTargetDescription(const std::string& text
     }
   }
   if (t.name.empty()) return absl::InvalidArgumentError(absl::StrCat(source, ": no 'name' line"));
-  if (!t.HasPrecision("fp32")) return absl::InvalidArgumentError(absl::StrCat(source, ": fp32 is not among the precisions"));
+  if (!t.HasPrecision("fp32"))
+    return absl::InvalidArgumentError(absl::StrCat(source, ": fp32 is not among the precisions"));
   return t;
 }
 

@@ -20,11 +20,11 @@ struct TargetDescription {
   std::string name;                  // "cuda:sm_90"
   std::vector<std::string> aliases;  // "cuda"
   std::string description;
-  std::string layout = "NCHW";       // preferred activation layout: NCHW or NHWC
+  std::string layout = "NCHW";  // preferred activation layout: NCHW or NHWC
   std::vector<std::string> precisions;
-  std::string implicit_gemm_conv;    // the kernel that runs k x k convs as implicit GEMM; empty: none
-  bool im2col = true;                // has an im2col kernel
-  std::string fused_attention;       // the fused attention kernel; empty: none
+  std::string implicit_gemm_conv;  // the kernel that runs k x k convs as implicit GEMM; empty: none
+  bool im2col = true;              // has an im2col kernel
+  std::string fused_attention;     // the fused attention kernel; empty: none
   std::vector<GemmEpilogue> gemm_epilogues;
   // Whether the lowering passes rewrite the graph for this target (false for the reference
   // interpreter, which runs every op as it is: only the decisions are recorded).

@@ -7,6 +7,7 @@
 //                implicit-GEMM conv): X [N,C,H,W] (layout NCHW) or [N,H,W,C] (layout NHWC) ->
 //                [N*Ho*Wo, C*kh*kw], rows (n, ho, wo); columns (c, ky, kx) for NCHW and
 //                (ky, kx, c) for NHWC; padding taps are 0.
+//   Pool       = MaxPool / AveragePool (attribute kind) on NHWC or NCHW activations, Y only
 // act is one of none, relu, clip (clip_min/clip_max), gelu (erf), gelu_tanh. Their reference
 // kernels compose the ONNX ops' reference semantics so that fusion tests compare like with like.
 #include <cmath>

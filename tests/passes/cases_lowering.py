@@ -175,3 +175,17 @@ def _():
 @case("lower_gemm_cuda_tanh_gelu_fused", "fuse-gemm,lower-gemm", {"FusedGemm": 2}, opset=20, options=tgt("cuda"))
 def _():
     return mlp("tanh")
+
+
+@case("lower_gemm_cuda_fp16_erf_gelu_takes_tanh_epilogue", "fuse-gemm,assign-precision,lower-gemm", {"FusedGemm": 2},
+      opset=20, options=tuple(tgt("cuda")) + ("--precision", "fp16"), tolerance="fp16")
+def _():
+    # In fp16 the cuda target takes cuBLASLt's GELU epilogue: the erf GELU becomes gelu_tanh, said in a decision.
+    return mlp("none")
+
+
+@case("lower_gemm_cpu_fp16_erf_gelu_kept", "fuse-gemm,assign-precision,lower-gemm", {"FusedGemm": 2},
+      opset=20, options=tuple(tgt("cpu")) + ("--precision", "fp16"), tolerance="fp16")
+def _():
+    # The cpu target has no approximate GELU epilogue: the model's erf GELU stays in fp16 too.
+    return mlp("none")

@@ -50,7 +50,7 @@ def run(gcomp, path, inputs, extra, out_dir):
     return outs
 
 
-def check_structure(name, target, doc, fail):
+def check_structure(name, target, doc, fail, ref_transposes=None):
     ops = collections.Counter(n["op"] for n in doc["nodes"])
     low = lowerings(doc)
     cuda = target.startswith("cuda")
@@ -61,6 +61,9 @@ def check_structure(name, target, doc, fail):
             fail(f"{target}: {ops['Attention']} Attention left (no fused kernel: batched GEMMs expected)")
         if target == "ref" and low["batched GEMM + softmax"] != ops["Attention"]:
             fail("ref: every Attention must record its lowering decision")
+        if cuda and ref_transposes is not None and ops["Transpose"] != ref_transposes:
+            fail(f"{target}: {ops['Transpose']} Transpose, expected {ref_transposes} as for ref (NHWC patch tokens "
+                 "need no Transpose, the input edge one replaces the export's)")
     else:
         if ops["Conv"]:
             fail(f"{target}: {ops['Conv']} Conv left")
@@ -82,11 +85,15 @@ def main():
     for name in names:
         case_dir = f"{models_dir}/{name}"
         path = f"{case_dir}/model.onnx"
+        ref_transposes = None
         for target in TARGETS:
             problems = []
             summary = ""
             try:
-                summary = check_structure(name, target, inspect(gcomp, path, target), problems.append)
+                doc = inspect(gcomp, path, target)
+                if target == "ref":
+                    ref_transposes = sum(1 for n in doc["nodes"] if n["op"] == "Transpose")
+                summary = check_structure(name, target, doc, problems.append, ref_transposes)
                 worst = 0.0
                 for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
                     inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")))

@@ -98,6 +98,14 @@ class CliTest(unittest.TestCase):
         rc, _, err = gcomp("check", case, "--target", "cpu")
         self.assertEqual(rc, 2)
         self.assertIn("target 'cpu' has no backend in this build yet", err)
+        # run --reference executes the graph lowered for a target on the reference interpreter
+        with tempfile.TemporaryDirectory() as d:
+            feed = "input=" + os.path.join(case, "test_data_set_1", "input_0.pb")
+            rc, _, err = gcomp("run", self.model, "--target", "cpu", "--level", "O3", "--input", feed, "--output-dir", d)
+            self.assertEqual(rc, 2)
+            rc, _, err = gcomp("run", self.model, "--target", "cpu", "--level", "O3", "--reference", "--input", feed,
+                               "--output-dir", d)
+            self.assertEqual(rc, 0, err)
 
     def test_run_writes_outputs_matching_reference(self):
         case = os.path.dirname(self.model)
