@@ -1,9 +1,9 @@
 """Mixed precision on the model fixtures (DESIGN.md "Mixed precision").
-For each model and each of fp16 and bf16, at O2 with the reference interpreter's storage emulation:
-  - `gcomp check --level O2 --precision P` passes against the stored ONNX Runtime references with
+For each model and each of fp16 and bf16, at O3 (target ref) with the reference interpreter's storage emulation:
+  - `gcomp check --level O3 --precision P` passes against the stored ONNX Runtime references with
     DESIGN.md's tolerance (cosine >= 0.999, max abs error <= 5e-2*max|ref|), and this script checks
     the same figures itself from `gcomp run`;
-  - the outputs differ from the fp32 O2 outputs (the precision really changed the storage) and
+  - the outputs differ from the fp32 O3 outputs (the precision really changed the storage) and
     contain no inf/NaN.
 Prints, per model and precision, the worst cosine and max abs error / max|ref| over every output
 of every stored data set.
@@ -15,7 +15,7 @@ any one layer with --keep-fp32 changes little), so these models are held to the 
 BF16_LOOSER instead, and `gcomp check --precision bf16` on them is expected to FAIL.
 The options themselves are checked once on the first model: fp8 (needs calibration and sm_89+),
 auto, an unknown precision, a bad --keep-fp32 regex and --precision at O0 exit 2 with the message;
-fp32 at O2 leaves no Cast and no precision decision.
+fp32 at O3 leaves no Cast and no precision decision.
 Usage: check_precision.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import glob
 import os
@@ -47,16 +47,16 @@ def read_tensor(path):
 
 
 def run(gcomp, model_path, inputs, out_dir, extra):
-    """`gcomp run --level O2` on the data-set inputs; returns the outputs as arrays."""
+    """`gcomp run --level O3` on the data-set inputs; returns the outputs as arrays."""
     model = onnx.load(model_path, load_external_data=False)
     inits = {i.name for i in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in inits]
-    args = [gcomp, "run", model_path, "--level", "O2", "--output-dir", out_dir, *extra]
+    args = [gcomp, "run", model_path, "--level", "O3", "--output-dir", out_dir, *extra]
     for k, f in enumerate(inputs):
         args += ["--input", f"{names[k]}={f}"]
     p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
-        raise RuntimeError(f"gcomp run --level O2 {' '.join(extra)} failed: {p.stderr.strip()}")
+        raise RuntimeError(f"gcomp run --level O3 {' '.join(extra)} failed: {p.stderr.strip()}")
     return [read_tensor(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
 
 
@@ -71,10 +71,10 @@ def check_model(gcomp, case_dir, fail):
     name = os.path.basename(case_dir.rstrip("/"))
     model_path = os.path.join(case_dir, "model.onnx")
     for prec in PRECISIONS:
-        p = subprocess.run([gcomp, "check", case_dir, "--level", "O2", "--precision", prec], capture_output=True,
+        p = subprocess.run([gcomp, "check", case_dir, "--level", "O3", "--precision", prec], capture_output=True,
                            text=True, timeout=1800)
         if p.returncode not in (0, 1) or (p.returncode == 1 and tolerance(name, prec)[2]):
-            fail(f"gcomp check --level O2 --precision {prec}: " + (p.stdout + p.stderr).strip().replace("\n", " | "))
+            fail(f"gcomp check --level O3 --precision {prec}: " + (p.stdout + p.stderr).strip().replace("\n", " | "))
         figures[prec] = {"cosine": 1.0, "rel": 0.0, "diff": 0.0}
     for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
         inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")))
@@ -113,10 +113,10 @@ def check_model(gcomp, case_dir, fail):
 def check_options(gcomp, case_dir, fail):
     model_path = os.path.join(case_dir, "model.onnx")
     refused = [
-        (["check", case_dir, "--level", "O2", "--precision", "fp8"], "needs calibration inputs (--calibration DIR)"),
-        (["run", model_path, "--level", "O2", "--precision", "auto"], "precision 'auto' needs calibration inputs"),
-        (["inspect", model_path, "--level", "O2", "--precision", "fp64"], "unknown precision 'fp64', expected fp32, tf32"),
-        (["inspect", model_path, "--level", "O2", "--precision", "fp16", "--keep-fp32", "(Gemm"],
+        (["check", case_dir, "--level", "O3", "--precision", "fp8"], "needs calibration inputs (--calibration DIR)"),
+        (["run", model_path, "--level", "O3", "--precision", "auto"], "precision 'auto' needs calibration inputs"),
+        (["inspect", model_path, "--level", "O3", "--precision", "fp64"], "unknown precision 'fp64', expected fp32, tf32"),
+        (["inspect", model_path, "--level", "O3", "--precision", "fp16", "--keep-fp32", "(Gemm"],
          "--keep-fp32 '(Gemm' is not a valid regex"),
         (["opt", model_path, "--passes=assign-precision", "--precision", "fp16", "--keep-fp32", "[a-"],
          "--keep-fp32 '[a-' is not a valid regex"),
@@ -126,10 +126,10 @@ def check_options(gcomp, case_dir, fail):
         p = subprocess.run([gcomp, *args], capture_output=True, text=True, timeout=600)
         if p.returncode != 2 or message not in p.stderr:
             fail(f"gcomp {' '.join(args)}: exit {p.returncode}, expected 2 with '{message}'; stderr: {p.stderr.strip()}")
-    p = subprocess.run([gcomp, "inspect", model_path, "--level", "O2", "--precision", "fp32"], capture_output=True,
+    p = subprocess.run([gcomp, "inspect", model_path, "--level", "O3", "--precision", "fp32"], capture_output=True,
                        text=True, timeout=600)
     if p.returncode != 0 or " = Cast[" in p.stdout or "# precision =" in p.stdout:
-        fail("inspect --level O2 --precision fp32: expected no Cast and no precision decision")
+        fail("inspect --level O3 --precision fp32: expected no Cast and no precision decision")
 
 
 def main():
@@ -139,7 +139,7 @@ def main():
         problems = []
         check_options(gcomp, f"{models_dir}/{names[0]}", problems.append)
         print(f"{'ok' if not problems else 'FAIL':4} {'options':32} fp8/auto/unknown precision, bad --keep-fp32 regex,"
-              f" --precision at O0: exit 2; fp32 at O2 unchanged")
+              f" --precision at O0: exit 2; fp32 at O3 unchanged")
         failures += [f"options: {p}" for p in problems]
     for name in names:
         problems = []
