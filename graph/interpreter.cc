@@ -129,6 +129,7 @@ absl::StatusOr<std::map<std::string, Tensor>> RunReference(const Graph& graph,
       if (options.emulate_storage && IsFloat(t.dtype()) && node->precision != DType::kF32) {
         for (int64_t i = 0; i < t.numel(); ++i) t.SetF32(i, RoundToStorage(t.GetF32(i), node->precision));
       }
+      if (options.observe) options.observe(*v, t);
       env[v] = std::move(t);
     }
     for (const Value* in : node->inputs) {

@@ -18,6 +18,15 @@
 // type); a Cast whose input went through a widening Cast reads the original value instead
 // (Cast(Cast(x)) -> one Cast or none). Graph inputs and outputs stay fp32.
 //
+// fp8 (e4m3fn; needs a target whose description lists fp8, i.e. sm_89+, and calibration inputs):
+// the fp16 policy above with p = fp16, except that each operand of a GEMM-rule node (A and B of
+// FusedGemm/Gemm/MatMul, X and W of FusedConv/Conv, Q/K/V of Attention; not bias or residual)
+// is read through a FakeQuantFp8 node: y = RoundToStorage(x * S, f8e4m3) / S, S = 448 / A
+// (A = 0 -> S = 1). A is max|w| for a constant, and for an activation the max |x| observed when the
+// reference interpreter runs this graph (fp32, before this pass) on the calibration inputs. The
+// dequantized operand is held in fp16 (at most 2^-11 relative on top of the fp8 rounding); the GEMM
+// accumulates in fp32 and stores fp16. GEMM nodes kept fp32 by a rule above keep fp32 operands.
+//
 // Whether a target's GEMM epilogue changes the math (cuBLASLt's GELU is the tanh form) is decided
 // per target by lower-gemm, which runs after this pass at O3.
 // Precondition: runs once, after the fusions (a graph whose nodes already carry a precision
@@ -31,7 +40,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "graph/interpreter.h"
 #include "graph/status_macros.h"
+#include "passes/target.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 
@@ -93,10 +105,20 @@ float MaxAbs(const Tensor& t) {
   return m;
 }
 
+// fp8 calibration: max |x| of every non-constant float value over the samples, by value name.
+struct Calibration {
+  std::map<std::string, float> amax;
+  size_t samples = 0;
+};
+
+// The operand inputs of a GEMM op that fp8 quantizes.
+size_t Fp8Operands(const std::string& op) { return op == "Attention" ? 3 : 2; }
+
 class Assigner {
  public:
-  Assigner(Graph& g, DType p, const std::string& keep_pattern, const std::regex* keep)
-      : g_(g), rw_(g), p_(p), keep_pattern_(keep_pattern), keep_(keep) {}
+  Assigner(Graph& g, DType p, const std::string& keep_pattern, const std::regex* keep,
+           Calibration* fp8 = nullptr)
+      : g_(g), rw_(g), p_(p), keep_pattern_(keep_pattern), keep_(keep), fp8_(fp8) {}
 
   absl::Status Run() {
     for (Node* n : g_.nodes()) RETURN_IF_ERROR(Assign(n));
@@ -194,6 +216,19 @@ class Assigner {
     auto [want, reason] = Choose(n);
     std::vector<Value*> inputs = n->inputs;
     bool changed = false;
+    std::string fp8_reason;
+    if (fp8_ && want == p_ && kGemmOps.count(n->op)) {
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < std::min(inputs.size(), Fp8Operands(n->op)); ++i) {
+        Value*& in = inputs[i];
+        if (!in || !IsFloat(in->dtype)) continue;
+        ASSIGN_OR_RETURN(std::string part, QuantizedFp8(in, n));
+        parts.push_back(part);
+        changed = true;
+      }
+      fp8_reason = absl::StrCat("GEMM operands fp8 e4m3 (", absl::StrJoin(parts, "; "),
+                                "), fp32 accumulation, output stored fp16");
+    }
     for (Value*& in : inputs) {
       if (!in || !IsFloat(in->dtype) || in->dtype == DType::kF64 || in->dtype == want) continue;
       ASSIGN_OR_RETURN(in, StoredAs(in, want, n));
@@ -202,7 +237,16 @@ class Assigner {
     // Outputs still typed by the old producers (uses moved to recreated nodes) are re-inferred too.
     for (const Value* o : n->outputs) changed |= o && IsFloat(o->dtype) && o->dtype != DType::kF64 && o->dtype != want;
     if (changed) {
+      std::vector<std::string> old_names;
+      for (const Value* o : n->outputs) old_names.push_back(o ? o->name : "");
       ASSIGN_OR_RETURN(n, rw_.RecreateWithInputs(n, inputs));
+      // The recreated node's outputs carry the calibration ranges of the values they replace.
+      for (size_t k = 0; fp8_ && k < n->outputs.size() && k < old_names.size(); ++k) {
+        if (!n->outputs[k]) continue;
+        if (auto it = fp8_->amax.find(old_names[k]); it != fp8_->amax.end()) {
+          fp8_->amax[n->outputs[k]->name] = it->second;
+        }
+      }
     }
     DType stored = want;
     for (const Value* o : n->outputs) {
@@ -213,8 +257,48 @@ class Assigner {
     }
     if (stored != want) absl::StrAppend(&reason, " (the op stores ", PrecisionName(stored), ")");
     n->precision = stored == DType::kF64 ? DType::kF32 : stored;
-    n->decisions.push_back({"precision", PrecisionName(n->precision), reason});
+    if (!fp8_reason.empty()) {
+      n->decisions.push_back({"precision", "fp8", fp8_reason});
+    } else {
+      n->decisions.push_back({"precision", PrecisionName(n->precision), reason});
+    }
     return absl::OkStatus();
+  }
+
+  // `in` (an operand of `reader`) replaced by FakeQuantFp8(in); returns the scale description.
+  absl::StatusOr<std::string> QuantizedFp8(Value*& in, const Node* reader) {
+    float amax = 0;
+    std::string from;
+    if (in->is_constant()) {
+      amax = MaxAbs(*in->constant);
+      from = "max|w|";
+    } else {
+      auto it = fp8_->amax.find(in->name);
+      if (it == fp8_->amax.end()) {
+        return absl::InternalError(absl::StrCat("fp8: no calibration range for '", in->name, "' (read by ",
+                                                reader->Describe(), ")"));
+      }
+      amax = it->second;
+      from = absl::StrCat("calibration amax over ", fp8_->samples, " input", fp8_->samples == 1 ? "" : "s");
+    }
+    const float scale = amax > 0 ? 448.0f / amax : 1.0f;
+    const std::string part = absl::StrFormat("'%s': per-tensor scale %.6g from %s %.6g", in->name, scale, from, amax);
+    auto key = std::make_pair(in, DType::kF8E4M3);
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      in = it->second;
+      return part;
+    }
+    Attributes attrs;
+    attrs.Set("scale", scale);
+    ASSIGN_OR_RETURN(Node * q, rw_.Create("FakeQuantFp8", absl::StrCat(in->name, "_fp8"), {in}, std::move(attrs),
+                                          reader->origin));
+    q->precision = DType::kF16;
+    q->decisions.push_back(
+        {"precision", "fp8",
+         absl::StrCat("GEMM operand fp8 e4m3 (", part, "), fp32 accumulation; dequantized value held in fp16")});
+    cache_[key] = q->output(0);
+    in = q->output(0);
+    return part;
   }
 
   Graph& g_;
@@ -222,6 +306,7 @@ class Assigner {
   DType p_;
   std::string keep_pattern_;
   const std::regex* keep_;
+  Calibration* fp8_;
   std::map<std::pair<Value*, DType>, Value*> cache_;
 };
 
@@ -232,11 +317,7 @@ absl::StatusOr<PrecisionMode> ParsePrecision(const std::string& name) {
   if (name == "tf32") return PrecisionMode::kTf32;
   if (name == "fp16") return PrecisionMode::kFp16;
   if (name == "bf16") return PrecisionMode::kBf16;
-  if (name == "fp8") {
-    return absl::UnimplementedError(
-        "precision 'fp8' needs calibration inputs (--calibration DIR) for its per-tensor scales and an sm_89+ "
-        "target (cuda); neither is available in this build yet: use fp16 or bf16");
-  }
+  if (name == "fp8") return PrecisionMode::kFp8;
   if (name == "auto") {
     return absl::UnimplementedError(
         "precision 'auto' needs calibration inputs and an error budget, not available in this build yet: use "
@@ -244,6 +325,23 @@ absl::StatusOr<PrecisionMode> ParsePrecision(const std::string& name) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown precision '", name, "', expected fp32, tf32, fp16, bf16 or fp8"));
+}
+
+absl::Status CheckFp8(const PassOptions& options, bool loaded) {
+  ASSIGN_OR_RETURN(const TargetDescription* t, FindTarget(options.target));
+  if (!t->HasPrecision("fp8")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--precision fp8 needs an sm_89+ target with fp8 Tensor Cores: target '", t->name, "' (", t->source,
+        ") has precisions ", absl::StrJoin(t->precisions, " "), "; use --target cuda:sm_90"));
+  }
+  if (options.calibration_dir.empty() || (loaded && options.calibration.empty())) {
+    return absl::InvalidArgumentError(
+        options.calibration_dir.empty()
+            ? "--precision fp8 needs calibration inputs for its per-tensor scales: --calibration DIR (input_K.pb "
+              "TensorProto files, or test_data_set_*/input_K.pb)"
+            : absl::StrCat("--calibration ", options.calibration_dir, ": no calibration inputs"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateKeepFp32(const std::string& pattern) {
@@ -285,6 +383,29 @@ absl::StatusOr<bool> AssignPrecision(Graph& g, const PassContext& ctx) {
         n->decisions.push_back({"precision", "fp32", "tf32: storage stays fp32"});
       }
     }
+    return true;
+  }
+  if (mode == PrecisionMode::kFp8) {
+    RETURN_IF_ERROR(CheckFp8(ctx.options()));
+    Calibration cal;
+    cal.samples = ctx.options().calibration.size();
+    auto note = [&](const std::string& name, const Tensor& t) {
+      if (!IsFloat(t.dtype())) return;
+      float& a = cal.amax[name];
+      a = std::max(a, MaxAbs(t));
+    };
+    InterpreterOptions io;
+    io.observe = [&](const Value& v, const Tensor& t) { note(v.name, t); };
+    for (const auto& feeds : ctx.options().calibration) {
+      for (const auto& [name, t] : feeds) note(name, t);
+      auto outs = RunReference(g, feeds, io);
+      if (!outs.ok()) {
+        return absl::Status(outs.status().code(), absl::StrCat("--calibration ", ctx.options().calibration_dir,
+                                                               ": running the fp32 graph: ", outs.status().message()));
+      }
+    }
+    Assigner a(g, DType::kF16, pattern, keep ? &*keep : nullptr, &cal);
+    RETURN_IF_ERROR(a.Run());
     return true;
   }
   Assigner a(g, mode == PrecisionMode::kFp16 ? DType::kF16 : DType::kBF16, pattern, keep ? &*keep : nullptr);

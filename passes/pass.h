@@ -1,6 +1,7 @@
 // What every pass sees: the pass entry-point type, its context, and the explain log.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,16 +14,23 @@ struct PassOptions {
   std::string target = "ref";
   // Record why fusion rules did not fire (`inspect --explain`).
   bool explain = false;
-  // --precision: fp32 (default), tf32, fp16, bf16 (fp8 and auto are refused); read by assign-precision.
+  // --precision: fp32 (default), tf32, fp16, bf16, fp8 (auto is refused); read by assign-precision.
   std::string precision = "fp32";
+  // --calibration DIR for fp8, loaded by the CLI: one map graph-input name -> tensor per sample.
+  std::string calibration_dir;
+  std::vector<std::map<std::string, Tensor>> calibration;
   // --keep-fp32: nodes whose name or op matches this regex (std::regex_search) stay fp32.
   std::string keep_fp32;
 };
 
 // The precisions of --precision that this build assigns (assign_precision.cc).
-enum class PrecisionMode { kFp32, kTf32, kFp16, kBf16 };
-// "fp32" | "tf32" | "fp16" | "bf16"; fp8 and auto are Unimplemented, anything else InvalidArgument.
+enum class PrecisionMode { kFp32, kTf32, kFp16, kBf16, kFp8 };
+// "fp32" | "tf32" | "fp16" | "bf16" | "fp8"; auto is Unimplemented, anything else InvalidArgument.
 absl::StatusOr<PrecisionMode> ParsePrecision(const std::string& name);
+// fp8's preconditions: a --target whose description lists fp8 (sm_89+) and calibration inputs;
+// InvalidArgument naming the target file and its precisions, or the missing inputs, otherwise.
+// With `loaded` false only --calibration's presence is checked (the CLI loads it later).
+absl::Status CheckFp8(const PassOptions& options, bool loaded = true);
 // InvalidArgument naming the pattern and std::regex's complaint when `pattern` is not a regex.
 absl::Status ValidateKeepFp32(const std::string& pattern);
 

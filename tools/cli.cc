@@ -1,12 +1,15 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "frontend/onnx_import.h"
+#include "frontend/tensor_proto.h"
 #include "graph/status_macros.h"
 #include "passes/pass_manager.h"
 #include "passes/target.h"
@@ -113,12 +116,68 @@ absl::StatusOr<passes::PassOptions> PassOptionsFromArgs(const Args& args) {
   po.explain = args.Has("--explain");
   po.precision = args.Get("--precision", "fp32");
   po.keep_fp32 = args.Get("--keep-fp32");
-  RETURN_IF_ERROR(passes::ParsePrecision(po.precision).status());
+  po.calibration_dir = args.Get("--calibration");
+  ASSIGN_OR_RETURN(passes::PrecisionMode mode, passes::ParsePrecision(po.precision));
   RETURN_IF_ERROR(passes::ValidateKeepFp32(po.keep_fp32));
+  if (mode == passes::PrecisionMode::kFp8) RETURN_IF_ERROR(passes::CheckFp8(po, /*loaded=*/false));
   return po;
 }
 
 bool EmulatesStorage(const Args& args) { return PrecisionOf(args) != "fp32"; }
+
+absl::StatusOr<std::vector<std::map<std::string, Tensor>>> LoadCalibration(const std::string& dir, const Graph& g) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat("--calibration ", dir, ": not a directory"));
+  }
+  std::vector<fs::path> sets;
+  bool direct = false;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.rfind("test_data_set_", 0) == 0) sets.push_back(entry.path());
+    if (entry.is_regular_file() && std::regex_match(name, std::regex(R"(input_\d+\.pb)"))) direct = true;
+  }
+  std::sort(sets.begin(), sets.end());
+  if (direct) sets.insert(sets.begin(), fs::path(dir));
+  std::vector<std::map<std::string, Tensor>> samples;
+  for (const fs::path& set : sets) {
+    std::map<std::string, Tensor> feeds;
+    for (const auto& entry : fs::directory_iterator(set, ec)) {
+      std::smatch m;
+      const std::string name = entry.path().filename().string();
+      if (!entry.is_regular_file() || !std::regex_match(name, m, std::regex(R"(input_(\d+)\.pb)"))) continue;
+      std::string tensor_name;
+      ASSIGN_OR_RETURN(Tensor t, frontend::ReadTensorFile(entry.path().string(), &tensor_name));
+      const Value* target = nullptr;
+      for (const Value* in : g.inputs()) {
+        if (in->name == tensor_name) target = in;
+      }
+      const size_t k = std::stoul(m[1].str());
+      if (!target && k < g.inputs().size()) target = g.inputs()[k];
+      if (!target) {
+        return absl::InvalidArgumentError(absl::StrCat("--calibration ", entry.path().string(), ": tensor '",
+                                                       tensor_name, "' is neither a graph input's name nor position ",
+                                                       k, " of the ", g.inputs().size(), " graph inputs"));
+      }
+      feeds[target->name] = std::move(t);
+    }
+    if (feeds.empty()) continue;
+    for (const Value* in : g.inputs()) {
+      if (!feeds.count(in->name)) {
+        return absl::InvalidArgumentError(absl::StrCat("--calibration ", set.string(), ": no tensor for graph input '",
+                                                       in->name, "'"));
+      }
+    }
+    samples.push_back(std::move(feeds));
+  }
+  if (samples.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--calibration ", dir,
+                                                   ": no calibration inputs (expected input_K.pb TensorProto files or "
+                                                   "test_data_set_*/input_K.pb)"));
+  }
+  return samples;
+}
 
 absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::string& path) {
   OptimizedModel m;
@@ -126,6 +185,9 @@ absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::stri
   for (const Node* n : m.graph->nodes()) ++m.ops_before[n->op];
   m.nodes_before = m.graph->num_nodes();
   ASSIGN_OR_RETURN(passes::PassOptions po, PassOptionsFromArgs(args));
+  if (po.precision == "fp8") {
+    ASSIGN_OR_RETURN(po.calibration, LoadCalibration(po.calibration_dir, *m.graph));
+  }
   passes::PassContext ctx(po);
   if (args.Has("--passes")) {  // an explicit pass list instead of a level (pass tests use it)
     std::vector<std::string> names = absl::StrSplit(args.Get("--passes"), ',', absl::SkipEmpty());

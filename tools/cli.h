@@ -56,6 +56,10 @@ struct OptimizedModel {
   std::map<std::string, int> ops_before;
   std::vector<std::string> explanations;  // with --explain
 };
+// --calibration DIR for --precision fp8: input_K.pb TensorProto files in DIR and/or in its
+// test_data_set_* folders, one sample per folder; a file's tensor name, else its K, picks the graph
+// input. InvalidArgument for a missing folder, no samples, or a sample that misses an input.
+absl::StatusOr<std::vector<std::map<std::string, Tensor>>> LoadCalibration(const std::string& dir, const Graph& g);
 absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::string& path);
 
 int Inspect(int argc, char** argv);

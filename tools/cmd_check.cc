@@ -1,4 +1,5 @@
-// gcomp check CASE_DIR [--target ref] [--level L] [--precision P] [--keep-fp32 REGEX] [--rtol R] [--atol A]
+// gcomp check CASE_DIR [--target ref] [--level L] [--precision P] [--keep-fp32 REGEX] [--calibration DIR]
+//             [--reference] [--rtol R] [--atol A]
 //
 // Runs every test_data_set_* of an ONNX test-case folder and compares each output with
 // output_K.pb. An element passes when |actual - expected| <= atol + rtol * |expected|; the
@@ -110,10 +111,11 @@ absl::StatusOr<double> ParseDouble(const std::string& name, const std::string& s
 }  // namespace
 
 int Check(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--keep-fp32", "--level", "--passes"}, {});
+  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--keep-fp32", "--level", "--passes", "--calibration"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("check takes one CASE_DIR"));
-  if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
+  // --reference: the graph lowered for --target runs on the reference interpreter (as `run`).
+  if (absl::Status s = CheckTargetAndLevel(*args, true, args->Has("--reference")); !s.ok()) return Report(s);
   double rtol = 1e-4, atol = -1;
   ReducedTolerance reduced;
   if (!args->Has("--rtol") && !args->Has("--atol")) reduced = ToleranceFor(PrecisionOf(*args));

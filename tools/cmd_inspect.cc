@@ -14,7 +14,7 @@
 namespace gcomp::cli {
 
 int Inspect(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes", "--precision", "--keep-fp32"}, {"--summary", "--explain"});
+  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes", "--precision", "--keep-fp32", "--calibration"}, {"--summary", "--explain"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("inspect takes one MODEL.onnx"));
   if (absl::Status s = CheckTargetAndLevel(*args, true, /*any_target=*/true); !s.ok()) return Report(s);

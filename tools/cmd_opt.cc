@@ -13,7 +13,7 @@
 namespace gcomp::cli {
 
 int Opt(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--passes", "--print-after", "-o", "--target", "--precision", "--keep-fp32"},
+  auto args = ParseArgs(argc, argv, 2, {"--passes", "--print-after", "-o", "--target", "--precision", "--keep-fp32", "--calibration"},
                         {"--print-after-all", "--verify-each", "--time-passes", "--explain"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("opt takes one MODEL.onnx"));
@@ -30,6 +30,11 @@ int Opt(int argc, char** argv) {
   if (!po.ok()) return Report(po.status());
   auto graph = LoadModel(args->positional[0]);
   if (!graph.ok()) return Report(graph.status());
+  if (po->precision == "fp8") {
+    auto cal = LoadCalibration(po->calibration_dir, **graph);
+    if (!cal.ok()) return Report(cal.status());
+    po->calibration = std::move(*cal);
+  }
   passes::PassContext ctx(*po);
   passes::RunOptions ro;
   ro.verify_each = args->Has("--verify-each");

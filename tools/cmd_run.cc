@@ -1,5 +1,5 @@
 // gcomp run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--level L] [--precision P] [--keep-fp32 REGEX]
-//           [--output-dir DIR] [--reference]
+//           [--calibration DIR] [--output-dir DIR] [--reference]
 // With a precision other than fp32 the reference interpreter emulates each node's storage.
 #include <filesystem>
 #include <iostream>
@@ -13,7 +13,7 @@
 namespace gcomp::cli {
 
 int Run(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes"}, {"--reference"});
+  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes", "--calibration"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one MODEL.onnx"));
   // --reference, or an explicit --passes list: the graph lowered for --target runs on the reference

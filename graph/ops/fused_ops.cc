@@ -147,7 +147,8 @@ OpDef FusedConv() {
       std::vector<const Tensor*> ins = {&x, k.in(1), k.in(2)};
       KernelContext nchw{k.node, ins, std::span<Tensor>(&y, 1)};
       RETURN_IF_ERROR(FindOp("Conv")->kernel(nchw));
-      k.outputs[0] = Permute4(y, kNchwToNhwc);
+      // Permute4 returns f32: written into the output, which keeps its own (storage) dtype.
+      WriteF32(k.outputs[0], ReadF32(Permute4(y, kNchwToNhwc)));
     }
     std::vector<float> y = ReadF32(k.outputs[0]);
     Epilogue(k, 3, y);
@@ -390,7 +391,7 @@ OpDef Pool() {
     std::vector<const Tensor*> ins = {&x};
     KernelContext nchw{k.node, ins, std::span<Tensor>(&y, 1)};
     RETURN_IF_ERROR(def->kernel(nchw));
-    k.outputs[0] = Permute4(y, kNchwToNhwc);
+    WriteF32(k.outputs[0], ReadF32(Permute4(y, kNchwToNhwc)));  // keeps the output's storage dtype
     return absl::OkStatus();
   };
   return d;
@@ -398,7 +399,32 @@ OpDef Pool() {
 
 }  // namespace
 
+// FakeQuantFp8: a GEMM operand stored as fp8 e4m3fn with a per-tensor scale, as the GEMM reads it:
+// y = RoundToStorage(x * scale, f8e4m3) / scale (saturating at +-448), held in fp16 for the consumer.
+OpDef FakeQuantFp8() {
+  OpDef d;
+  d.name = "FakeQuantFp8";
+  d.min_inputs = 1;
+  d.max_inputs = 1;
+  d.attrs = {{"scale", AttrType::kFloat, true}};
+  d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
+    if (!IsFloat(ctx.in(0).dtype)) return ctx.Error("input ", ctx.InputName(0), " is not a float tensor");
+    if (!(ctx.attrs().GetFloat("scale", 0) > 0)) return ctx.Error("scale must be positive");
+    return std::vector<OutputInfo>{{DType::kF16, ctx.in(0).shape}};
+  };
+  d.kernel = [](KernelContext& k) -> absl::Status {
+    const float scale = k.attrs().GetFloat("scale", 1);
+    const Tensor& x = *k.in(0);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      k.outputs[0].SetF32(i, RoundToStorage(x.GetF32(i) * scale, DType::kF8E4M3) / scale);
+    }
+    return absl::OkStatus();
+  };
+  return d;
+}
+
 void RegisterFusedOps(OpTableBuilder& t) {
+  t.Add(FakeQuantFp8());
   t.Add(FusedConv());
   t.Add(FusedGemm());
   t.Add(LayerNorm());

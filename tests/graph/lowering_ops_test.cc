@@ -1,5 +1,6 @@
 // The ops of O3's lowering and layout passes (graph/ops/fused_ops.cc): Im2Col, Pool, FusedConv
-// with layout NHWC — hand-computed cases and agreement with the NCHW ops they replace.
+// with layout NHWC — hand-computed cases and agreement with the NCHW ops they replace — and
+// FakeQuantFp8, the fp8 GEMM operand of assign-precision.
 #include <gtest/gtest.h>
 
 #include "graph/ops/op_helpers.h"
@@ -101,6 +102,45 @@ TEST(FusedConv, NhwcMatchesNchw) {
   Tensor expect = ToNhwc((*want)[0]);
   ASSERT_EQ((*got)[0].dims(), expect.dims());
   for (int64_t i = 0; i < expect.numel(); ++i) EXPECT_NEAR((*got)[0].GetF32(i), expect.GetF32(i), 1e-5f);
+}
+
+Tensor AsF16(const Tensor& t) {
+  Tensor h = *Tensor::Zeros(DType::kF16, t.dims());
+  for (int64_t i = 0; i < t.numel(); ++i) h.SetF32(i, t.GetF32(i));
+  return h;
+}
+
+TEST(FusedConv, NhwcKeepsTheStorageDtype) {
+  // An fp16 NHWC conv (fp16/fp8 at O3 on cuda targets) stores f16, not the f32 of its permutation.
+  Tensor x = AsF16(Iota({1, 2, 4, 4}, 0.25f)), w = AsF16(Iota({3, 2, 3, 3}, 0.1f));
+  Attributes a;
+  a.Set("kernel_shape", std::vector<int64_t>{3, 3});
+  a.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  a.Set("layout", std::string("NHWC"));
+  auto got = RunOp("FusedConv", {{"X", AsF16(ToNhwc(x))}, {"W", w, true}}, a);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0].dtype(), DType::kF16);
+  Attributes p;
+  p.Set("kind", std::string("max"));
+  p.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  p.Set("layout", std::string("NHWC"));
+  auto pooled = RunOp("Pool", {{"X", AsF16(ToNhwc(x))}}, p);
+  ASSERT_TRUE(pooled.ok()) << pooled.status();
+  EXPECT_EQ((*pooled)[0].dtype(), DType::kF16);
+}
+
+TEST(FakeQuantFp8, RoundsScaledValuesToE4M3AndSaturates) {
+  // scale 2: x*2 rounded to e4m3 (3 mantissa bits), then /2; 300*2 = 600 saturates to 448 -> 224.
+  Tensor x = Tensor::FromF32({5}, {1.0f, 0.53f, -1.1f, 300.0f, 0.0f});
+  Attributes a;
+  a.Set("scale", 2.0f);
+  auto r = RunOp("FakeQuantFp8", {{"X", x}}, a);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].dtype(), DType::kF16);
+  // 1.06 -> 1.0 (step 0.125 in [1,2)); -2.2 -> -2.25 (step 0.25 in [2,4)).
+  EXPECT_EQ((*r)[0].ToF32(), (std::vector<float>{1.0f, 0.5f, -1.125f, 224.0f, 0.0f}));
+  a.Set("scale", 0.0f);
+  EXPECT_FALSE(RunOp("FakeQuantFp8", {{"X", x}}, a).ok());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-"""Cases for assign-precision (--precision fp16|bf16|tf32, --keep-fp32): which nodes get the
+"""Cases for assign-precision (--precision fp16|bf16|tf32|fp8, --keep-fp32): which nodes get the
 reduced storage type, where Casts go, cast merging, and the GELU epilogue decision. Numerics of
-fp16/bf16 cases use DESIGN.md's fp16 tolerance against the unoptimized fp32 graph."""
+fp16/bf16 cases use DESIGN.md's fp16 tolerance against the unoptimized fp32 graph, fp8 cases its
+fp8 tolerance (cosine >= 0.99) with random calibration inputs written by the harness."""
 import numpy as np
 from onnx import helper, TensorProto
 
@@ -70,6 +71,10 @@ def _():
 def _():
     # x -> Cast f16 -> conv+relu -> MaxPool (follows f16) -> conv + residual + relu -> Cast f32 ->
     # GlobalAveragePool (reduction, fp32) -> Flatten -> fc (model output, fp32).
+    return resnet_block("assign_precision_fp16_resnet_block")
+
+
+def resnet_block(name):
     nodes = [
         helper.make_node("Conv", ["x", "w1", "c1"], ["c"], name="conv1", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c"], ["r"], name="relu1"),
@@ -81,7 +86,7 @@ def _():
         helper.make_node("Flatten", ["gap"], ["f"], name="flatten"),
         helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], name="fc", transB=1),
     ]
-    r = rng("assign_precision_fp16_resnet_block")
+    r = rng(name)
     inits = [weights("w1", [8, 3, 3, 3], seed=3), f32("c1", r.standard_normal(8) * 0.1),
              weights("w2", [8, 8, 3, 3], seed=4), f32("c2", r.standard_normal(8) * 0.1),
              weights("wf", [10, 8], seed=5), f32("bf", r.standard_normal(10) * 0.1)]
@@ -113,6 +118,36 @@ def _():
     return mlp_block("assign_precision_keep_fp32_by_name")
 
 
+FP8 = ("--precision", "fp8", "--target", "cuda:sm_90", "--calibration", "{calibration}")
+
+
+@case("assign_precision_fp8_mlp", MLP_PASSES, {"FusedGemm": 2, "LayerNorm": 2, "FakeQuantFp8": 4, "Cast": 2},
+      options=FP8, tolerance="fp8", calibration=True)
+def _():
+    # fp8: each FusedGemm reads A and B through FakeQuantFp8 (ln1's output and fc1's output with
+    # calibration scales, w1 and w2 with max|w| scales); bias and residual x in fp16 (Cast of x);
+    # GEMM outputs fp16; ln2 reads fc2 through a Cast to f32 (statistics, model output).
+    return mlp_block("assign_precision_fp8_mlp")
+
+
+@case("assign_precision_fp8_resnet_block", "fuse-conv,fuse-gemm,dce,assign-precision",
+      {"FusedConv": 2, "FusedGemm": 1, "FakeQuantFp8": 4, "Cast": 1},
+      options=FP8, tolerance="fp8", calibration=True)
+def _():
+    # conv1 and conv2 read X and W through FakeQuantFp8 (x needs no Cast: FakeQuantFp8 reads f32);
+    # the residual of conv2 is p (fp16, not quantized); one Cast to f32 for GlobalAveragePool; fc
+    # produces the model output, so it stays fp32 with fp32 operands.
+    return resnet_block("assign_precision_fp8_resnet_block")
+
+
+@case("assign_precision_fp8_attention", "assign-precision", {"Attention": 1, "MatMul": 4, "FakeQuantFp8": 9, "Cast": 1},
+      opset=23, options=FP8, tolerance="fp8", calibration=True)
+def _():
+    # Q/K/V projections (x quantized once, shared) and Attention's Q, K and V read fp8; o_proj too;
+    # one Cast: o_proj's output to f32 for the residual Add (model output).
+    return attention_block()
+
+
 # ---- must not fire ---------------------------------------------------------------------------
 
 @case("assign_precision_fp32_unchanged", MLP_PASSES, {"FusedGemm": 2, "LayerNorm": 2, "Cast": 0},
@@ -135,6 +170,10 @@ def _():
 def _():
     # Q/K/V projections, Attention (matmuls fp16, softmax inside fp32) and the output projection in
     # fp16; the residual Add produces the model output, so it reads the projection through a Cast.
+    return attention_block()
+
+
+def attention_block():
     S, heads = 6, 2
     nodes = [helper.make_node("MatMul", ["x", w], [o], name=n)
              for n, w, o in (("q_proj", "wq", "q"), ("k_proj", "wk", "k"), ("v_proj", "wv", "v"))]

@@ -8,17 +8,28 @@ For each model and each of fp16 and bf16, at O3 (target ref) with the reference 
 Prints, per model and precision, the worst cosine and max abs error / max|ref| over every output
 of every stored data set.
 
+fp8 (e4m3fn, per-tensor scales) runs at O3 for --target cuda:sm_90 on the reference interpreter
+(--reference), calibrated on the model's test_data_set_0 (--calibration), against DESIGN.md's fp8
+tolerance (cosine >= 0.99, no inf/NaN).
+
 Known exception, listed here and printed on every run rather than skipped: bf16 (8-bit mantissa)
 on the small ResNets misses DESIGN.md's tolerance against ONNX Runtime (worst cosine ~0.9986, max
 abs error ~5.6e-2*max|ref|; fp16 is ~10x closer). The error is spread over every conv (pinning
 any one layer with --keep-fp32 changes little), so these models are held to the looser bound of
 BF16_LOOSER instead, and `gcomp check --precision bf16` on them is expected to FAIL.
-The options themselves are checked once on the first model: fp8 (needs calibration and sm_89+),
+Known exception, likewise: fp8 (3-bit mantissa, 32x the bf16 rounding step) misses cosine >= 0.99
+on every small ResNet (worst ~0.82-0.91; weights alone or activations alone each give ~0.93-0.95,
+so it is the rounding of every conv operand, not a saturated or underflowing tensor) and on some
+data sets of the small ViTs (worst ~0.972). They are held to FP8_LOOSER, printed on every run, and
+`gcomp check --precision fp8` on them may FAIL.
+The options themselves are checked once on the first model: fp8 (needs sm_89+: ref, cpu and
+cuda:sm_80 refused naming their target file; needs --calibration; empty or mismatched folders),
 auto, an unknown precision, a bad --keep-fp32 regex and --precision at O0 exit 2 with the message;
 fp32 at O3 leaves no Cast and no precision decision.
 Usage: check_precision.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,16 +38,32 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-PRECISIONS = ("fp16", "bf16")
+PRECISIONS = ("fp16", "bf16", "fp8")
 DESIGN_TOLERANCE = (0.999, 5e-2)  # cosine >=, max abs error / max|ref| <=
+DESIGN_FP8 = (0.99, float("inf"))
 BF16_LOOSER = (0.998, 7e-2)
+FP8_LOOSER = {"resnet": (0.80, float("inf")), "vit": (0.965, float("inf"))}
+
+
+def design(prec):
+    return DESIGN_FP8 if prec == "fp8" else DESIGN_TOLERANCE
 
 
 def tolerance(name, prec):
     """(min cosine, max abs error / max|ref|, whether it is the DESIGN.md tolerance)."""
     if prec == "bf16" and "resnet" in name:
         return (*BF16_LOOSER, False)
+    if prec == "fp8":
+        return (*FP8_LOOSER["resnet" if "resnet" in name else "vit"], False)
     return (*DESIGN_TOLERANCE, True)
+
+
+def options(case_dir, prec):
+    """gcomp options for `prec` (fp8: the sm_90 target on the reference interpreter, calibrated)."""
+    if prec == "fp8":
+        return ["--target", "cuda:sm_90", "--reference", "--precision", "fp8", "--calibration",
+                os.path.join(case_dir, "test_data_set_0")]
+    return ["--precision", prec]
 
 
 def read_tensor(path):
@@ -71,7 +98,7 @@ def check_model(gcomp, case_dir, fail):
     name = os.path.basename(case_dir.rstrip("/"))
     model_path = os.path.join(case_dir, "model.onnx")
     for prec in PRECISIONS:
-        p = subprocess.run([gcomp, "check", case_dir, "--level", "O3", "--precision", prec], capture_output=True,
+        p = subprocess.run([gcomp, "check", case_dir, "--level", "O3", *options(case_dir, prec)], capture_output=True,
                            text=True, timeout=1800)
         if p.returncode not in (0, 1) or (p.returncode == 1 and tolerance(name, prec)[2]):
             fail(f"gcomp check --level O3 --precision {prec}: " + (p.stdout + p.stderr).strip().replace("\n", " | "))
@@ -82,7 +109,7 @@ def check_model(gcomp, case_dir, fail):
         with tempfile.TemporaryDirectory() as d:
             fp32 = run(gcomp, model_path, inputs, os.path.join(d, "fp32"), [])
             for prec in PRECISIONS:
-                got = run(gcomp, model_path, inputs, os.path.join(d, prec), ["--precision", prec])
+                got = run(gcomp, model_path, inputs, os.path.join(d, prec), options(case_dir, prec))
                 f = figures[prec]
                 for k, (g, r, base) in enumerate(zip(got, refs, fp32)):
                     where = f"{os.path.basename(data_set)} output {k} {prec}"
@@ -95,25 +122,44 @@ def check_model(gcomp, case_dir, fail):
                     f["cosine"], f["rel"] = min(f["cosine"], cos), max(f["rel"], rel)
                     diff = float(np.abs(g - base).max())
                     f["diff"] = max(f["diff"], diff / max(float(np.abs(base).max()), 1e-30))
-                    min_cos, max_rel, design = tolerance(name, prec)
+                    min_cos, max_rel, is_design = tolerance(name, prec)
                     if cos < min_cos or rel > max_rel:
                         fail(f"{where}: cosine {cos:.6f}, max abs error / max|ref| {rel:.3g} against ONNX Runtime "
-                             f"({'DESIGN.md' if design else 'known bf16 exception'}: cosine >= {min_cos}, <= {max_rel})")
+                             f"({'DESIGN.md' if is_design else f'known {prec} exception'}: cosine >= {min_cos}, <= {max_rel})")
                     if diff == 0:
                         fail(f"{where}: identical to the fp32 outputs (no storage was reduced)")
     def within(prec, f):
-        min_cos, max_rel, design = tolerance(name, prec)
-        if f["cosine"] >= DESIGN_TOLERANCE[0] and f["rel"] <= DESIGN_TOLERANCE[1]:
+        min_cos, max_rel, design_tol = tolerance(name, prec)
+        if f["cosine"] >= design(prec)[0] and f["rel"] <= design(prec)[1]:
             return "within DESIGN"
-        return "OVER DESIGN (known bf16 exception)" if not design else "OVER DESIGN"
+        return f"OVER DESIGN (known {prec} exception)" if not design_tol else "OVER DESIGN"
     return "  ".join(f"{prec}: cosine {f['cosine']:.6f} max_abs/max|ref| {f['rel']:.2e} |{prec}-fp32|/max "
                      f"{f['diff']:.1e} [{within(prec, f)}]" for prec, f in figures.items())
 
 
 def check_options(gcomp, case_dir, fail):
     model_path = os.path.join(case_dir, "model.onnx")
+    set0 = os.path.join(case_dir, "test_data_set_0")
+    empty = tempfile.mkdtemp()
+    mismatched = tempfile.mkdtemp()
+    with open(os.path.join(mismatched, "input_7.pb"), "wb") as fh:
+        fh.write(numpy_helper.from_array(np.zeros([2], np.float32), "not_an_input").SerializeToString())
+    wrong_shape = tempfile.mkdtemp()
+    with open(os.path.join(wrong_shape, "input_0.pb"), "wb") as fh:
+        fh.write(numpy_helper.from_array(np.zeros([1, 2], np.float32), "not_an_input").SerializeToString())
+    fp8 = ["inspect", model_path, "--level", "O3", "--precision", "fp8"]
     refused = [
-        (["check", case_dir, "--level", "O3", "--precision", "fp8"], "needs calibration inputs (--calibration DIR)"),
+        (["check", case_dir, "--level", "O3", "--precision", "fp8", "--calibration", set0],
+         "--precision fp8 needs an sm_89+ target with fp8 Tensor Cores: target 'ref' (passes/targets/ref.target)"),
+        ([*fp8, "--target", "cuda:sm_80", "--calibration", set0],
+         "target 'cuda:sm_80' (passes/targets/cuda_sm80.target) has precisions fp32 tf32 fp16 bf16;"),
+        ([*fp8, "--target", "cpu", "--calibration", set0], "target 'cpu' (passes/targets/cpu.target) has precisions"),
+        ([*fp8, "--target", "cuda:sm_90"], "needs calibration inputs for its per-tensor scales: --calibration DIR"),
+        ([*fp8, "--target", "cuda:sm_90", "--calibration", empty], f"--calibration {empty}: no calibration inputs"),
+        ([*fp8, "--target", "cuda:sm_90", "--calibration", os.path.join(empty, "missing")], "not a directory"),
+        ([*fp8, "--target", "cuda:sm_90", "--calibration", mismatched],
+         "tensor 'not_an_input' is neither a graph input's name nor position 7"),
+        ([*fp8, "--target", "cuda:sm_90", "--calibration", wrong_shape], "running the fp32 graph"),
         (["run", model_path, "--level", "O3", "--precision", "auto"], "precision 'auto' needs calibration inputs"),
         (["inspect", model_path, "--level", "O3", "--precision", "fp64"], "unknown precision 'fp64', expected fp32, tf32"),
         (["inspect", model_path, "--level", "O3", "--precision", "fp16", "--keep-fp32", "(Gemm"],
@@ -126,6 +172,8 @@ def check_options(gcomp, case_dir, fail):
         p = subprocess.run([gcomp, *args], capture_output=True, text=True, timeout=600)
         if p.returncode != 2 or message not in p.stderr:
             fail(f"gcomp {' '.join(args)}: exit {p.returncode}, expected 2 with '{message}'; stderr: {p.stderr.strip()}")
+    for d in (empty, mismatched, wrong_shape):
+        shutil.rmtree(d, ignore_errors=True)
     p = subprocess.run([gcomp, "inspect", model_path, "--level", "O3", "--precision", "fp32"], capture_output=True,
                        text=True, timeout=600)
     if p.returncode != 0 or " = Cast[" in p.stdout or "# precision =" in p.stdout:
@@ -138,7 +186,7 @@ def main():
     if names:
         problems = []
         check_options(gcomp, f"{models_dir}/{names[0]}", problems.append)
-        print(f"{'ok' if not problems else 'FAIL':4} {'options':32} fp8/auto/unknown precision, bad --keep-fp32 regex,"
+        print(f"{'ok' if not problems else 'FAIL':4} {'options':32} fp8 (target, calibration)/auto/unknown precision, bad --keep-fp32 regex,"
               f" --precision at O0: exit 2; fp32 at O3 unchanged")
         failures += [f"options: {p}" for p in problems]
     for name in names:

@@ -9,7 +9,7 @@ from onnx import helper, numpy_helper, TensorProto
 CASES = []
 
 
-def case(name, passes, expect, opset=17, options=(), tolerance="fp32"):
+def case(name, passes, expect, opset=17, options=(), tolerance="fp32", calibration=False):
     """Registers `fn` (returning an onnx ModelProto) as case `name`.
 
     passes: comma-separated pass list for `gcomp opt --passes=`.
@@ -17,11 +17,15 @@ def case(name, passes, expect, opset=17, options=(), tolerance="fp32"):
             lists the original ops that must still be there.
     options: extra gcomp arguments for `opt` and the optimized `run`, e.g. ("--precision", "fp16").
     tolerance: "fp32" (rtol 1e-4, atol 1e-5*max|ref|) or "fp16" (DESIGN.md's fp16/bf16 tolerance:
-               cosine >= 0.999, max abs error <= 5e-2*max|ref|, no inf/NaN) against the unoptimized graph.
+               cosine >= 0.999, max abs error <= 5e-2*max|ref|, no inf/NaN) or "fp8" (cosine >= 0.99, no
+               inf/NaN) against the unoptimized graph.
+    calibration: the harness writes random inputs (batch 1, two samples) as test_data_set_*/input_K.pb
+                 under OUT/NAME_calibration and replaces "{calibration}" in options with that folder.
     """
     def wrap(fn):
         CASES.append({"name": name, "passes": passes, "expect": expect, "build": fn, "opset": opset,
-                      "options": list(options), "tolerance": tolerance})
+                      "options": list(options), "tolerance": tolerance,
+                      "calibration": calibration})
         return fn
     return wrap
 

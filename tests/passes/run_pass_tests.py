@@ -4,7 +4,9 @@
   numerics   the reference interpreter on the graph before and after the passes agrees within
              rtol 1e-4, atol 1e-5*max|ref| on random inputs (batch 1 and 3 for symbolic batch); a case
              with options (--precision fp16) and tolerance "fp16" passes them to opt and the optimized
-             run and is compared with DESIGN.md's fp16 tolerance (cosine, max abs error, no inf/NaN).
+             run and is compared with DESIGN.md's fp16 tolerance (cosine, max abs error, no inf/NaN);
+             tolerance "fp8" (--precision fp8): cosine >= 0.99, no inf/NaN. A case with calibration
+             gets a folder of random calibration inputs in place of "{calibration}" in its options.
 Usage: run_pass_tests.py GCOMP OUT_DIR [--update] [--only NAME,...]"""
 import argparse
 import collections
@@ -105,6 +107,15 @@ def main():
         m = c["build"]()
         onnx.save(m, path)
         options = c.get("options", [])
+        if c.get("calibration"):
+            cal = os.path.join(a.out, name + "_calibration")
+            for k in range(2):
+                d = os.path.join(cal, f"test_data_set_{k}")
+                os.makedirs(d, exist_ok=True)
+                for i, (n, arr) in enumerate(random_inputs(m, 1, seed=100 + k).items()):
+                    with open(os.path.join(d, f"input_{i}.pb"), "wb") as fh:
+                        fh.write(numpy_helper.from_array(arr, n).SerializeToString())
+            options = [o.replace("{calibration}", cal) for o in options]
         rc, ir, err = run([a.gcomp, "opt", path, "--passes=" + c["passes"], "--verify-each", *options])
         if rc != 0:
             failures.append(f"{name}: gcomp opt failed ({rc}): {err.strip()}")
@@ -131,6 +142,11 @@ def main():
                 failures.append(f"{name}: {e}")
                 continue
             for k, (r, g) in enumerate(zip(ref, got)):
+                if c.get("tolerance", "fp32") == "fp8" and r.shape == g.shape:
+                    cos = float(np.dot(r.ravel(), g.ravel()) / max(np.linalg.norm(r) * np.linalg.norm(g), 1e-30))
+                    if not np.all(np.isfinite(g)) or cos < 0.99:
+                        failures.append(f"{name}: output {k} at batch {batch} outside the fp8 tolerance (cosine {cos:.6f})")
+                    continue
                 if c.get("tolerance", "fp32") == "fp16" and r.shape == g.shape:
                     scale = float(np.abs(r).max()) if r.size else 0.0
                     cos = float(np.dot(r.ravel(), g.ravel()) / max(np.linalg.norm(r) * np.linalg.norm(g), 1e-30))
@@ -143,7 +159,7 @@ def main():
                     err = float(np.abs(g - r).max()) if r.shape == g.shape else "shape"
                     failures.append(f"{name}: output {k} at batch {batch} differs from the unoptimized graph (max abs {err})")
         status = "ok" if not any(f.startswith(name + ":") for f in failures) else "FAIL"
-        print(f"{status:4} {name:40} passes={c['passes']:30} {' '.join(options)} {dict(c['expect'])}")
+        print(f"{status:4} {name:40} passes={c['passes']:30} {' '.join(c.get('options', []))} {dict(c['expect'])}")
     print(f"{len(cases)} cases, {len(failures)} failures")
     for f in failures:
         print("FAIL", f)
