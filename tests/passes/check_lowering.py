@@ -13,8 +13,8 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
+
+from gcomp_run import run_model  # noqa: E402
 
 TARGETS = ["ref", "cpu", "cuda", "cuda:sm_80"]
 
@@ -29,25 +29,6 @@ def inspect(gcomp, path, target):
 
 def lowerings(doc):
     return collections.Counter(d["choice"] for n in doc["nodes"] for d in n["decisions"] if d["kind"] == "lowering")
-
-
-def run(gcomp, path, inputs, extra, out_dir):
-    model = onnx.load(path, load_external_data=False)
-    inits = {i.name for i in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in inits]
-    args = [gcomp, "run", path, "--output-dir", out_dir] + extra
-    for k, f in enumerate(inputs):
-        args += ["--input", f"{names[k]}={f}"]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"gcomp run {' '.join(extra)} failed: {p.stderr.strip()}")
-    outs = []
-    for k in range(len(model.graph.output)):
-        t = onnx.TensorProto()
-        with open(os.path.join(out_dir, f"output_{k}.pb"), "rb") as fh:
-            t.ParseFromString(fh.read())
-        outs.append(numpy_helper.to_array(t))
-    return outs
 
 
 def check_structure(name, target, doc, fail, ref_transposes=None):
@@ -98,8 +79,8 @@ def main():
                 for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
                     inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")))
                     with tempfile.TemporaryDirectory() as d:
-                        o0 = run(gcomp, path, inputs, ["--level", "O0"], os.path.join(d, "o0"))
-                        o3 = run(gcomp, path, inputs, ["--level", "O3", "--target", target, "--reference"],
+                        o0 = run_model(gcomp, path, inputs, ["--level", "O0"], os.path.join(d, "o0"))
+                        o3 = run_model(gcomp, path, inputs, ["--level", "O3", "--target", target, "--reference"],
                                  os.path.join(d, "o3"))
                     for a, b in zip(o0, o3):
                         atol = 1e-5 * float(np.abs(a).max())

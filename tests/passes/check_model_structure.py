@@ -14,8 +14,8 @@ import tempfile
 import time
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
+
+from gcomp_run import run_model  # noqa: E402
 
 
 def inspect(gcomp, path, level):
@@ -72,26 +72,6 @@ def check_vit(o0, o2, fail):
     return f"{blocks} blocks: {c2['Attention']} Attention, {c2['LayerNorm']} LayerNorm, {gelu} GELU-FC1, {res} residual FusedGemm"
 
 
-def run_level(gcomp, path, inputs, level, out_dir):
-    """Runs the model at `level` on the test-set inputs; returns the outputs as arrays."""
-    model = onnx.load(path, load_external_data=False)
-    inits = {i.name for i in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in inits]
-    args = [gcomp, "run", path, "--level", level, "--output-dir", out_dir]
-    for k, f in enumerate(inputs):
-        args += ["--input", f"{names[k]}={f}"]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"gcomp run --level {level} failed: {p.stderr.strip()}")
-    outs = []
-    for k in range(len(model.graph.output)):
-        t = onnx.TensorProto()
-        with open(os.path.join(out_dir, f"output_{k}.pb"), "rb") as fh:
-            t.ParseFromString(fh.read())
-        outs.append(numpy_helper.to_array(t))
-    return outs
-
-
 def compare_o0_o2(gcomp, case_dir, fail):
     """The reference interpreter on the O0 and the O2 graph agree within rtol 1e-4 on every stored
     data set (batch 1 and 3 for dynamic-batch models)."""
@@ -99,8 +79,8 @@ def compare_o0_o2(gcomp, case_dir, fail):
     for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
         inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")))
         with tempfile.TemporaryDirectory() as d:
-            o0 = run_level(gcomp, os.path.join(case_dir, "model.onnx"), inputs, "O0", os.path.join(d, "o0"))
-            o2 = run_level(gcomp, os.path.join(case_dir, "model.onnx"), inputs, "O2", os.path.join(d, "o2"))
+            o0 = run_model(gcomp, os.path.join(case_dir, "model.onnx"), inputs, ["--level", "O0"], os.path.join(d, "o0"))
+            o2 = run_model(gcomp, os.path.join(case_dir, "model.onnx"), inputs, ["--level", "O2"], os.path.join(d, "o2"))
         for a, b in zip(o0, o2):
             atol = 1e-5 * float(np.abs(a).max())
             if a.shape != b.shape or not np.allclose(b, a, rtol=1e-4, atol=atol):

@@ -35,8 +35,9 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
 from onnx import numpy_helper
+
+from gcomp_run import read_tensor, run_model  # noqa: E402
 
 PRECISIONS = ("fp16", "bf16", "fp8")
 DESIGN_TOLERANCE = (0.999, 5e-2)  # cosine >=, max abs error / max|ref| <=
@@ -66,27 +67,6 @@ def options(case_dir, prec):
     return ["--precision", prec]
 
 
-def read_tensor(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as fh:
-        t.ParseFromString(fh.read())
-    return numpy_helper.to_array(t)
-
-
-def run(gcomp, model_path, inputs, out_dir, extra):
-    """`gcomp run --level O3` on the data-set inputs; returns the outputs as arrays."""
-    model = onnx.load(model_path, load_external_data=False)
-    inits = {i.name for i in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in inits]
-    args = [gcomp, "run", model_path, "--level", "O3", "--output-dir", out_dir, *extra]
-    for k, f in enumerate(inputs):
-        args += ["--input", f"{names[k]}={f}"]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"gcomp run --level O3 {' '.join(extra)} failed: {p.stderr.strip()}")
-    return [read_tensor(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
-
-
 def cosine(a, b):
     a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
@@ -107,9 +87,9 @@ def check_model(gcomp, case_dir, fail):
         inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")))
         refs = [read_tensor(f) for f in sorted(glob.glob(os.path.join(data_set, "output_*.pb")))]
         with tempfile.TemporaryDirectory() as d:
-            fp32 = run(gcomp, model_path, inputs, os.path.join(d, "fp32"), [])
+            fp32 = run_model(gcomp, model_path, inputs, ["--level", "O3"], os.path.join(d, "fp32"))
             for prec in PRECISIONS:
-                got = run(gcomp, model_path, inputs, os.path.join(d, prec), options(case_dir, prec))
+                got = run_model(gcomp, model_path, inputs, ["--level", "O3", *options(case_dir, prec)], os.path.join(d, prec))
                 f = figures[prec]
                 for k, (g, r, base) in enumerate(zip(got, refs, fp32)):
                     where = f"{os.path.basename(data_set)} output {k} {prec}"
