@@ -22,8 +22,10 @@
 // the fp16 policy above with p = fp16, except that each operand of a GEMM-rule node (A and B of
 // FusedGemm/Gemm/MatMul, X and W of FusedConv/Conv, Q/K/V of Attention; not bias or residual)
 // is read through a FakeQuantFp8 node: y = RoundToStorage(x * S, f8e4m3) / S, S = 448 / A
-// (A = 0 -> S = 1). A is max|w| for a constant, and for an activation the max |x| observed when the
-// reference interpreter runs this graph (fp32, before this pass) on the calibration inputs. The
+// (A = 0 -> S = 1). A constant weight with an output-channel axis gets one S per channel (A = the
+// channel's max|w|), other constants one S from max|w|, and an activation one S from the max |x|
+// observed when the reference interpreter runs this graph (fp32, before this pass) on the
+// calibration inputs. The
 // dequantized operand is held in fp16 (at most 2^-11 relative on top of the fp8 rounding); the GEMM
 // accumulates in fp32 and stores fp16. GEMM nodes kept fp32 by a rule above keep fp32 operands.
 //
@@ -222,7 +224,7 @@ class Assigner {
       for (size_t i = 0; i < std::min(inputs.size(), Fp8Operands(n->op)); ++i) {
         Value*& in = inputs[i];
         if (!in || !IsFloat(in->dtype)) continue;
-        ASSIGN_OR_RETURN(std::string part, QuantizedFp8(in, n));
+        ASSIGN_OR_RETURN(std::string part, QuantizedFp8(in, i, n));
         parts.push_back(part);
         changed = true;
       }
@@ -265,8 +267,55 @@ class Assigner {
     return absl::OkStatus();
   }
 
-  // `in` (an operand of `reader`) replaced by FakeQuantFp8(in); returns the scale description.
-  absl::StatusOr<std::string> QuantizedFp8(Value*& in, const Node* reader) {
+  // The output-channel axis of constant operand `index` of `reader`, when it has one: W of a conv
+  // ([Cout,Cin/g,kh,kw]) and B of a GEMM ([N,K] with transB, else [K,N]; MatMul [...,K,N]).
+  static std::optional<int64_t> ChannelAxis(const Node* reader, size_t index, const Value* in) {
+    if (index != 1 || !in->constant || in->constant->rank() == 0) return std::nullopt;
+    const int64_t rank = in->constant->rank();
+    if (reader->op == "FusedConv" || reader->op == "Conv") return 0;
+    if (reader->op == "FusedGemm" || reader->op == "Gemm") {
+      return rank == 2 ? std::optional<int64_t>(reader->attrs.GetInt("transB", 0) ? 0 : 1) : std::nullopt;
+    }
+    if (reader->op == "MatMul" && rank >= 2) return rank - 1;
+    return std::nullopt;
+  }
+
+  // `in` (operand `index` of `reader`) replaced by FakeQuantFp8(in); returns the scale description.
+  // Constant weights with an output-channel axis get one scale per channel (448 / max|w| of the
+  // channel): BatchNorm folding leaves channels whose ranges differ by orders of magnitude, which a
+  // single scale would crush into a few fp8 steps. Activations get one calibrated scale.
+  absl::StatusOr<std::string> QuantizedFp8(Value*& in, size_t index, const Node* reader) {
+    auto key = std::make_pair(in, DType::kF8E4M3);
+    std::optional<int64_t> axis = in->is_constant() ? ChannelAxis(reader, index, in) : std::nullopt;
+    if (axis) {
+      const Tensor& w = *in->constant;
+      const int64_t channels = w.dims()[*axis];
+      int64_t inner = 1;
+      for (int64_t i = *axis + 1; i < w.rank(); ++i) inner *= w.dims()[i];
+      std::vector<float> amax(channels, 0.0f);
+      for (int64_t i = 0; i < w.numel(); ++i) {
+        const float v = std::fabs(w.GetF32(i));
+        float& a = amax[(i / inner) % channels];
+        if (std::isfinite(v)) a = std::max(a, v);
+      }
+      Tensor scales = Tensor::FromF32({channels}, std::vector<float>(channels, 1.0f));
+      float lo = INFINITY, hi = 0;
+      for (int64_t c = 0; c < channels; ++c) {
+        if (amax[c] > 0) scales.SetF32(c, 448.0f / amax[c]);
+        lo = std::min(lo, scales.GetF32(c));
+        hi = std::max(hi, scales.GetF32(c));
+      }
+      const std::string part = absl::StrFormat("'%s': per-channel scales (axis %d, %d channels, %.4g..%.4g) from max|w|",
+                                               in->name, *axis, channels, lo, hi);
+      if (auto it = cache_.find(key); it != cache_.end()) {
+        in = it->second;
+        return part;
+      }
+      ASSIGN_OR_RETURN(Value * s, rw_.Constant(absl::StrCat(in->name, "_fp8_scales"), std::move(scales)));
+      Attributes attrs;
+      attrs.Set("axis", *axis);
+      return Quantize(in, s, std::move(attrs), part, reader);
+    }
     float amax = 0;
     std::string from;
     if (in->is_constant()) {
@@ -283,20 +332,26 @@ class Assigner {
     }
     const float scale = amax > 0 ? 448.0f / amax : 1.0f;
     const std::string part = absl::StrFormat("'%s': per-tensor scale %.6g from %s %.6g", in->name, scale, from, amax);
-    auto key = std::make_pair(in, DType::kF8E4M3);
     if (auto it = cache_.find(key); it != cache_.end()) {
       in = it->second;
       return part;
     }
     Attributes attrs;
     attrs.Set("scale", scale);
-    ASSIGN_OR_RETURN(Node * q, rw_.Create("FakeQuantFp8", absl::StrCat(in->name, "_fp8"), {in}, std::move(attrs),
+    return Quantize(in, nullptr, std::move(attrs), part, reader);
+  }
+
+  absl::StatusOr<std::string> Quantize(Value*& in, Value* scales, Attributes attrs, const std::string& part,
+                                       const Node* reader) {
+    std::vector<Value*> inputs = {in};
+    if (scales) inputs.push_back(scales);
+    ASSIGN_OR_RETURN(Node * q, rw_.Create("FakeQuantFp8", absl::StrCat(in->name, "_fp8"), inputs, std::move(attrs),
                                           reader->origin));
     q->precision = DType::kF16;
     q->decisions.push_back(
         {"precision", "fp8",
          absl::StrCat("GEMM operand fp8 e4m3 (", part, "), fp32 accumulation; dequantized value held in fp16")});
-    cache_[key] = q->output(0);
+    cache_[std::make_pair(in, DType::kF8E4M3)] = q->output(0);
     in = q->output(0);
     return part;
   }

@@ -18,6 +18,7 @@
 namespace gcomp {
 namespace {
 
+using ops::NormalizeAxis;
 using ops::ReadF32;
 using ops::WriteF32;
 
@@ -399,22 +400,52 @@ OpDef Pool() {
 
 }  // namespace
 
-// FakeQuantFp8: a GEMM operand stored as fp8 e4m3fn with a per-tensor scale, as the GEMM reads it:
-// y = RoundToStorage(x * scale, f8e4m3) / scale (saturating at +-448), held in fp16 for the consumer.
+// FakeQuantFp8: a GEMM operand stored as fp8 e4m3fn with a scale, as the GEMM reads it:
+// y = RoundToStorage(x * s, f8e4m3) / s (saturating at +-448), held in fp16 for the consumer.
+// Per-tensor: attribute `scale` = s. Per-channel (weights): input 1 `scales` (f32, 1-D) gives s
+// for each index along attribute `axis` of x (the GEMM's output-channel axis), and `scale` is
+// absent.
 OpDef FakeQuantFp8() {
   OpDef d;
   d.name = "FakeQuantFp8";
   d.min_inputs = 1;
-  d.max_inputs = 1;
-  d.attrs = {{"scale", AttrType::kFloat, true}};
+  d.max_inputs = 2;
+  d.attrs = {{"scale", AttrType::kFloat, false}, {"axis", AttrType::kInt, false}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     if (!IsFloat(ctx.in(0).dtype)) return ctx.Error("input ", ctx.InputName(0), " is not a float tensor");
-    if (!(ctx.attrs().GetFloat("scale", 0) > 0)) return ctx.Error("scale must be positive");
+    const bool per_channel = ctx.has(1);
+    if (per_channel == ctx.attrs().Has("scale")) {
+      return ctx.Error("expected exactly one of attribute 'scale' (per-tensor) and input 'scales' (per-channel)");
+    }
+    if (!per_channel) {
+      if (!(ctx.attrs().GetFloat("scale", 0) > 0)) return ctx.Error("scale must be positive");
+      return std::vector<OutputInfo>{{DType::kF16, ctx.in(0).shape}};
+    }
+    if (ctx.in(1).dtype != DType::kF32 || ctx.rank(1) != 1) {
+      return ctx.Error("input ", ctx.InputName(1), " must be a 1-D f32 tensor of per-channel scales");
+    }
+    ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.attrs().GetInt("axis", 0), ctx.rank(0)));
+    if (ctx.in(1).shape[0] != ctx.in(0).shape[axis]) {
+      return ctx.Error(ctx.InputName(1), " has ", ctx.in(1).shape[0].ToString(), " scales, expected ",
+                       ctx.in(0).shape[axis].ToString(), " (the size of axis ", axis, " of ", ctx.InputName(0), ")");
+    }
     return std::vector<OutputInfo>{{DType::kF16, ctx.in(0).shape}};
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
-    const float scale = k.attrs().GetFloat("scale", 1);
     const Tensor& x = *k.in(0);
+    if (const Tensor* scales = k.in(1)) {
+      ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(k.attrs().GetInt("axis", 0), x.rank()));
+      int64_t inner = 1;
+      for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dims()[i];
+      const int64_t channels = x.dims()[axis];
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const float s = scales->GetF32((i / inner) % channels);
+        if (!(s > 0)) return absl::InvalidArgumentError("FakeQuantFp8: per-channel scales must be positive");
+        k.outputs[0].SetF32(i, RoundToStorage(x.GetF32(i) * s, DType::kF8E4M3) / s);
+      }
+      return absl::OkStatus();
+    }
+    const float scale = k.attrs().GetFloat("scale", 1);
     for (int64_t i = 0; i < x.numel(); ++i) {
       k.outputs[0].SetF32(i, RoundToStorage(x.GetF32(i) * scale, DType::kF8E4M3) / scale);
     }

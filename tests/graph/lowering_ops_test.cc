@@ -143,5 +143,25 @@ TEST(FakeQuantFp8, RoundsScaledValuesToE4M3AndSaturates) {
   EXPECT_FALSE(RunOp("FakeQuantFp8", {{"X", x}}, a).ok());
 }
 
+TEST(FakeQuantFp8, PerChannelScalesAlongAxis) {
+  // [2,3] weight, scales along axis 0: row 0 scaled by 4 (0.3*4 = 1.2 -> 1.25 -> 0.3125), row 1 by
+  // 0.5 (5*0.5 = 2.5 exact; 300*0.5 = 150 -> 144 (step 16 in [128,256)) -> 288).
+  Tensor x = Tensor::FromF32({2, 3}, {0.3f, 1.0f, -0.25f, 5.0f, 300.0f, 0.0f});
+  Tensor scales = Tensor::FromF32({2}, {4.0f, 0.5f});
+  Attributes a;
+  a.Set("axis", int64_t{0});
+  auto r = RunOp("FakeQuantFp8", {{"X", x}, {"scales", scales}}, a);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].ToF32(), (std::vector<float>{0.3125f, 1.0f, -0.25f, 5.0f, 288.0f, 0.0f}));
+  // Scales along axis 1 need 3 of them; a per-tensor scale as well is refused.
+  a.Set("axis", int64_t{1});
+  auto wrong = RunOp("FakeQuantFp8", {{"X", x}, {"scales", scales}}, a);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("expected 3"), std::string::npos) << wrong.status();
+  a.Set("axis", int64_t{0});
+  a.Set("scale", 2.0f);
+  EXPECT_FALSE(RunOp("FakeQuantFp8", {{"X", x}, {"scales", scales}}, a).ok());
+}
+
 }  // namespace
 }  // namespace gcomp::testing
