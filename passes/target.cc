@@ -1,11 +1,18 @@
 #include "passes/target.h"
 
 #include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "graph/status_macros.h"
 #include "passes/target_data.h"
 
 namespace gcomp::passes {
@@ -109,7 +116,32 @@ absl::StatusOr<const TargetDescription*> FindTarget(const std::string& name) {
   for (const TargetDescription& t : AllTargets()) {
     if (t.name == name || std::find(t.aliases.begin(), t.aliases.end(), name) != t.aliases.end()) return &t;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown target '", name, "', expected one of: ", TargetNames()));
+  // A description file given by path (a custom or hypothetical target for inspect and the passes).
+  if (absl::EndsWith(name, ".target")) {
+    static std::mutex mu;
+    static std::map<std::string, std::unique_ptr<TargetDescription>> loaded;
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = loaded.find(name); it != loaded.end()) return it->second.get();
+    std::ifstream f(name);
+    if (!f) return absl::InvalidArgumentError(absl::StrCat("target file '", name, "' cannot be read"));
+    std::stringstream text;
+    text << f.rdbuf();
+    if (text.str().size() > (1 << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat("target file '", name, "' is over 1 MiB"));
+    }
+    ASSIGN_OR_RETURN(TargetDescription t, ParseTargetDescription(text.str(), name));
+    for (const TargetDescription& known : AllTargets()) {
+      if (known.name == t.name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("target file '", name, "' names target '", t.name, "', which is built in"));
+      }
+    }
+    auto& slot = loaded[name];
+    slot = std::make_unique<TargetDescription>(std::move(t));
+    return slot.get();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown target '", name, "', expected one of: ", TargetNames(),
+                                                 ", or the path of a .target file"));
 }
 
 }  // namespace gcomp::passes

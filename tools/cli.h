@@ -62,7 +62,12 @@ struct OptimizedModel {
 absl::StatusOr<std::vector<std::map<std::string, Tensor>>> LoadCalibration(const std::string& dir, const Graph& g);
 absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::string& path);
 
+// Kernel threads for run/check: the machine's cores, at most 8.
+int DefaultThreads();
+
 int Inspect(int argc, char** argv);
+int Compile(int argc, char** argv);
+int Bench(int argc, char** argv);
 int Run(int argc, char** argv);
 int Check(int argc, char** argv);
 int Opt(int argc, char** argv);

@@ -1,6 +1,8 @@
-// gcomp check CASE_DIR [--target ref] [--level L] [--precision P] [--keep-fp32 REGEX] [--calibration DIR]
-//             [--reference] [--rtol R] [--atol A]
+// gcomp check CASE_DIR [--target ref|cpu] [--level L] [--precision P] [--keep-fp32 REGEX] [--calibration DIR]
+//             [--batch N] [--reference] [--rtol R] [--atol A]
 //
+// --target ref (default): the reference interpreter; --target cpu: the model compiled (O3 unless
+// --level) and run on the cpu runtime.
 // Runs every test_data_set_* of an ONNX test-case folder and compares each output with
 // output_K.pb. An element passes when |actual - expected| <= atol + rtol * |expected|; the
 // default atol is 1e-5 * max|expected| (DESIGN.md's fp32 tolerance). With --precision tf32, fp16
@@ -15,8 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "frontend/tensor_proto.h"
-#include "graph/interpreter.h"
-#include "tools/cli.h"
+#include "tools/executable.h"
 
 namespace gcomp::cli {
 namespace {
@@ -111,7 +112,7 @@ absl::StatusOr<double> ParseDouble(const std::string& name, const std::string& s
 }  // namespace
 
 int Check(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--keep-fp32", "--level", "--passes", "--calibration"}, {"--reference"});
+  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("check takes one CASE_DIR"));
   // --reference: the graph lowered for --target runs on the reference interpreter (as `run`).
@@ -130,9 +131,10 @@ int Check(int argc, char** argv) {
     atol = *v;
   }
   fs::path dir = args->positional[0];
-  auto model = LoadAndOptimize(*args, (dir / "model.onnx").string());
-  if (!model.ok()) return Report(model.status());
-  const Graph& g = *model->graph;
+  auto exe = Executable::Open(*args, (dir / "model.onnx").string(), DefaultThreads());
+  if (!exe.ok()) return Report(exe.status());
+  const std::vector<ValueSpec>& graph_inputs = (*exe)->inputs();
+  const std::vector<ValueSpec>& graph_outputs = (*exe)->outputs();
 
   std::vector<fs::path> sets;
   std::error_code ec;
@@ -146,27 +148,25 @@ int Check(int argc, char** argv) {
   int compared = 0;
   for (const fs::path& set : sets) {
     std::map<std::string, Tensor> feeds;
-    for (size_t k = 0; k < g.inputs().size(); ++k) {
+    for (size_t k = 0; k < graph_inputs.size(); ++k) {
       fs::path p = set / absl::StrCat("input_", k, ".pb");
       if (!fs::exists(p)) continue;  // optional inputs may be omitted
       auto t = frontend::ReadTensorFile(p.string());
       if (!t.ok()) return Report(t.status());
-      feeds[g.inputs()[k]->name] = std::move(*t);
+      feeds[graph_inputs[k].name] = std::move(*t);
     }
-    InterpreterOptions io;
-    io.emulate_storage = EmulatesStorage(*args);  // round each node's outputs to its precision
-    auto outputs = RunReference(g, feeds, io);
+    auto outputs = (*exe)->Run(feeds);
     if (!outputs.ok()) return Report(outputs.status());
-    for (size_t k = 0; k < g.outputs().size(); ++k) {
+    for (size_t k = 0; k < graph_outputs.size(); ++k) {
       fs::path p = set / absl::StrCat("output_", k, ".pb");
       if (!fs::exists(p)) continue;
       auto expected = frontend::ReadTensorFile(p.string());
       if (!expected.ok()) return Report(expected.status());
-      const Tensor& actual = outputs->at(g.outputs()[k]->name);
+      const Tensor& actual = (*outputs)[k];
       Comparison c = Compare(actual, *expected, rtol, atol, reduced);
       ++compared;
       all_pass &= c.pass;
-      std::string line = absl::StrFormat("%s output '%s' %s[%s]: ", set.filename().string(), g.outputs()[k]->name,
+      std::string line = absl::StrFormat("%s output '%s' %s[%s]: ", set.filename().string(), graph_outputs[k].name,
                                          DTypeName(actual.dtype()), absl::StrJoin(actual.dims(), ","));
       if (!c.problem.empty()) {
         line += c.problem;

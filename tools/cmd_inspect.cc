@@ -1,3 +1,4 @@
+// gcomp inspect PLAN [--format text|json] [-o FILE]: the plan's header, memory figures and steps.
 // gcomp inspect MODEL.onnx [--level O0|O1|O2] [--precision P] [--keep-fp32 REGEX] [--format text|dot|json|html] [--summary] [--explain] [-o FILE]
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "codegen/plan_file.h"
+#include "codegen/plan_printer.h"
 #include "graph/printer.h"
 #include "tools/cli.h"
 
@@ -16,9 +19,30 @@ namespace gcomp::cli {
 int Inspect(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes", "--precision", "--keep-fp32", "--calibration"}, {"--summary", "--explain"});
   if (!args.ok()) return Report(args.status());
-  if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("inspect takes one MODEL.onnx"));
-  if (absl::Status s = CheckTargetAndLevel(*args, true, /*any_target=*/true); !s.ok()) return Report(s);
+  if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("inspect takes one MODEL.onnx or PLAN"));
   std::string format = args->Get("--format", "text");
+  if (codegen::LooksLikePlan(args->positional[0])) {
+    for (const char* opt : {"--level", "--target", "--passes", "--precision", "--keep-fp32", "--calibration"}) {
+      if (args->Has(opt)) {
+        return Report(absl::InvalidArgumentError(absl::StrCat(opt, " does not apply to a plan (", args->positional[0],
+                                                              " is a compiled plan)")));
+      }
+    }
+    if (format != "text" && format != "json") {
+      return Report(absl::InvalidArgumentError(absl::StrCat("a plan prints as text or json, not '", format, "'")));
+    }
+    auto plan = codegen::ReadPlanFile(args->positional[0]);
+    if (!plan.ok()) return Report(plan.status());
+    std::string text = format == "json" ? codegen::PlanToJson(**plan) : codegen::PlanToText(**plan);
+    if (args->Has("-o")) {
+      std::ofstream f(args->Get("-o"));
+      if (!(f << text)) return Report(absl::PermissionDeniedError(absl::StrCat(args->Get("-o"), ": cannot write file")));
+    } else {
+      std::cout << text;
+    }
+    return kOk;
+  }
+  if (absl::Status s = CheckTargetAndLevel(*args, true, /*any_target=*/true); !s.ok()) return Report(s);
   if (format != "text" && format != "dot" && format != "json" && format != "html") {
     return Report(
         absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot, json or html")));

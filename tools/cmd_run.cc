@@ -1,28 +1,28 @@
-// gcomp run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--level L] [--precision P] [--keep-fp32 REGEX]
-//           [--calibration DIR] [--output-dir DIR] [--reference]
-// With a precision other than fp32 the reference interpreter emulates each node's storage.
+// gcomp run PLAN|MODEL.onnx --input NAME=FILE.pb ... [--target ref|cpu] [--level L] [--precision P]
+//           [--keep-fp32 REGEX] [--calibration DIR] [--batch N] [--output-dir DIR] [--reference]
+// --target ref (the default for a model): the reference interpreter, which emulates each node's
+// storage precision. --target cpu (the default for a plan): the cpu runtime, on the plan or on the
+// model compiled in memory (O3 unless --level).
 #include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "frontend/tensor_proto.h"
-#include "graph/interpreter.h"
-#include "tools/cli.h"
+#include "tools/executable.h"
 
 namespace gcomp::cli {
 
 int Run(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes", "--calibration"}, {"--reference"});
+  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
-  if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one MODEL.onnx"));
+  if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one PLAN or MODEL.onnx"));
   // --reference, or an explicit --passes list: the graph lowered for --target runs on the reference
   // interpreter (lowering tests).
   const bool any_target = args->Has("--reference") || args->Has("--passes");
   if (absl::Status s = CheckTargetAndLevel(*args, true, any_target); !s.ok()) return Report(s);
-  auto model = LoadAndOptimize(*args, args->positional[0]);
-  if (!model.ok()) return Report(model.status());
-  auto& graph = model->graph;
+  auto exe = Executable::Open(*args, args->positional[0], DefaultThreads());
+  if (!exe.ok()) return Report(exe.status());
   std::map<std::string, Tensor> feeds;
   for (const std::string& spec : args->All("--input")) {
     auto eq = spec.find('=');
@@ -33,19 +33,17 @@ int Run(int argc, char** argv) {
     if (!t.ok()) return Report(t.status());
     feeds[spec.substr(0, eq)] = std::move(*t);
   }
-  InterpreterOptions io;
-  io.emulate_storage = EmulatesStorage(*args);  // round each node's outputs to its precision
-  auto outputs = RunReference(*graph, feeds, io);
+  auto outputs = (*exe)->Run(feeds);
   if (!outputs.ok()) return Report(outputs.status());
   std::string dir = args->Get("--output-dir", ".");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  const auto& outs = graph->outputs();
+  const auto& outs = (*exe)->outputs();
   for (size_t k = 0; k < outs.size(); ++k) {
-    const Tensor& t = outputs->at(outs[k]->name);
+    const Tensor& t = (*outputs)[k];
     std::string path = absl::StrCat(dir, "/output_", k, ".pb");
-    if (absl::Status s = frontend::WriteTensorFile(path, outs[k]->name, t); !s.ok()) return Report(s);
-    std::cout << "output " << k << " '" << outs[k]->name << "' " << DTypeName(t.dtype()) << "["
+    if (absl::Status s = frontend::WriteTensorFile(path, outs[k].name, t); !s.ok()) return Report(s);
+    std::cout << "output " << k << " '" << outs[k].name << "' " << DTypeName(t.dtype()) << "["
               << absl::StrJoin(t.dims(), ",") << "] -> " << path << "\n";
   }
   return kOk;

@@ -10,10 +10,12 @@ namespace {
 constexpr const char* kUsage = R"(usage: gcomp <command> [options]
 
 commands:
-  inspect MODEL.onnx [--level O0|O1|O2] [--format text|dot|json] [--summary] [--explain] [-o FILE]
+  compile MODEL.onnx -o OUT.gplan [--target cpu] [--precision P] [--level L] [--batch N] [--keep-fp32 REGEX]
+  inspect MODEL.onnx|PLAN [--target T] [--level L] [--format text|dot|json|html] [--summary] [--explain] [-o FILE]
   opt MODEL.onnx --passes=a,b [--print-after=PASS] [--print-after-all] [--verify-each] [--time-passes] [--explain]
-  run MODEL.onnx --input NAME=FILE.pb ... [--target ref] [--level L] [--output-dir DIR]
-  check CASE_DIR [--target ref] [--level L] [--rtol R] [--atol A]
+  run PLAN|MODEL.onnx --input NAME=FILE.pb ... [--target ref|cpu] [--level L] [--precision P] [--output-dir DIR]
+  check CASE_DIR [--target ref|cpu] [--level L] [--precision P] [--rtol R] [--atol A]
+  bench PLAN|MODEL.onnx [--target cpu] [--precision P] [--batch N] [--threads N] [--warmup N] [--iterations N] [--json]
 
 exit codes: 0 ok, 1 a check mismatched, 2 bad usage or invalid/unsupported model, 3 internal error
 )";
@@ -31,10 +33,8 @@ int main(int argc, char** argv) {
     if (cmd == "run") return gcomp::cli::Run(argc, argv);
     if (cmd == "check") return gcomp::cli::Check(argc, argv);
     if (cmd == "opt") return gcomp::cli::Opt(argc, argv);
-    if (cmd == "compile" || cmd == "bench") {
-      std::cerr << "gcomp: '" << cmd << "' is not available in this build yet\n";
-      return gcomp::cli::kBadInput;
-    }
+    if (cmd == "compile") return gcomp::cli::Compile(argc, argv);
+    if (cmd == "bench") return gcomp::cli::Bench(argc, argv);
     std::cerr << "gcomp: unknown command '" << cmd << "'\n" << kUsage;
     return gcomp::cli::kBadInput;
   } catch (const std::bad_alloc&) {

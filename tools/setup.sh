@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing gcomp needs on a fresh Debian 12 machine:
 # the Debian packages (compiler toolchain, protobuf, abseil, ONNX protobuf classes, GoogleTest,
-# torch/torchvision for exports) and a Python virtual environment (.venv, system site packages
+# oneDNN and OpenBLAS for the CPU kernels, xxHash for plan section hashes, torch/torchvision for
+# exports) and a Python virtual environment (.venv, system site packages
 # for Debian's torch) with the pinned PyPI tooling of tools/requirements.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(build-essential cmake ninja-build pkg-config libprotobuf-dev protobuf-compiler libabsl-dev
-      libonnx-dev libonnx-testdata libgtest-dev libgmock-dev python3 python3-venv python3-pip python3-torch
+      libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libdnnl-dev libopenblas-dev libxxhash-dev python3 python3-venv python3-pip python3-torch
       python3-torchvision)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,10 +1,16 @@
 """Cases for the O3 lowering and layout passes: lower-conv, lower-attention, layout-nhwc.
 Each runs `fuse-conv`/`fuse-attention` first so that the lowering sees the fused ops, and passes
 `--target T` to `opt` and to the optimized `run` (the reference interpreter runs the lowered graph)."""
+import os
+
 import numpy as np
 from onnx import helper
 
 from pass_case import case, const, model, weights
+
+
+# A CPU without implicit-GEMM convolution or fused attention (the built-in cpu target has both).
+GEMM_ONLY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets", "gemm_only_cpu.target")
 
 
 def tgt(name):
@@ -55,7 +61,7 @@ def _():
 
 
 @case("lower_conv_cpu_bottleneck", "fuse-conv,lower-conv",
-      {"FusedConv": 0, "FusedGemm": 4, "Im2Col": 1, "Slice": 1}, options=tgt("cpu"))
+      {"FusedConv": 0, "FusedGemm": 4, "Im2Col": 1, "Slice": 1}, options=tgt(GEMM_ONLY))
 def _():
     # 1x1 -> GEMM, stride-2 1x1 downsample -> Slice + GEMM, 3x3 -> Im2Col + GEMM (no implicit GEMM on cpu)
     return bottleneck(stride=2)
@@ -69,7 +75,7 @@ def _():
 
 
 @case("lower_conv_cpu_grouped_kept", "fuse-conv,lower-conv", {"FusedConv": 1, "Im2Col": 0, "FusedGemm": 0},
-      options=tgt("cpu"))
+      options=tgt(GEMM_ONLY))
 def _():
     # must not fire: a grouped 3x3 (ResNeXt) on a target without implicit GEMM stays a FusedConv with the decision
     nodes = [conv("x", "w", "y", "grouped", 3, pad=1, group=4)]
@@ -77,7 +83,7 @@ def _():
 
 
 @case("lower_conv_cpu_runtime_weight_kept", "fuse-conv,lower-conv", {"FusedConv": 1, "FusedGemm": 0},
-      options=tgt("cpu"))
+      options=tgt(GEMM_ONLY))
 def _():
     # must not fire: W is a graph input, not a constant to reshape into a GEMM operand
     nodes = [conv("x", "w", "y", "c", 1)]
@@ -95,7 +101,7 @@ def _():
 
 @case("layout_nhwc_cpu_resnet_edges", "fuse-conv,fuse-gemm,layout-nhwc,lower-conv,dce",
       {"Transpose": 1, "Pool": 1, "MaxPool": 0, "GlobalAveragePool": 0, "ReduceMean": 1, "Im2Col": 1},
-      options=tgt("cpu"))
+      options=tgt(GEMM_ONLY))
 def _():
     # MaxPool runs in NHWC (Pool), GlobalAveragePool is a ReduceMean over H, W, flattened without a Transpose
     return resnet_head()
@@ -118,7 +124,7 @@ def attention_model():
 
 
 @case("lower_attention_cpu_batched_gemm", "lower-attention", {"Attention": 0, "MatMul": 2, "Softmax": 1, "Mul": 1},
-      opset=23, options=tgt("cpu"))
+      opset=23, options=tgt(GEMM_ONLY))
 def _():
     return attention_model()
 
@@ -130,7 +136,7 @@ def _():
 
 
 @case("lower_attention_cpu_causal_kept", "lower-attention", {"Attention": 1, "MatMul": 0}, opset=23,
-      options=tgt("cpu"))
+      options=tgt(GEMM_ONLY))
 def _():
     # must not fire: a causal Attention is kept as one node (the decision says why)
     nodes = [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", q_num_heads=2, kv_num_heads=2,

@@ -16,7 +16,10 @@ import numpy as np
 
 from gcomp_run import run_model  # noqa: E402
 
-TARGETS = ["ref", "cpu", "cuda", "cuda:sm_80"]
+# The built-in targets and a hypothetical CPU with GEMM kernels only (no implicit-GEMM conv, no
+# fused attention), which takes the im2col + GEMM and batched-GEMM attention lowerings.
+GEMM_ONLY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets", "gemm_only_cpu.target")
+TARGETS = ["ref", "cpu", "cuda", "cuda:sm_80", GEMM_ONLY]
 
 
 def inspect(gcomp, path, target):
@@ -34,7 +37,8 @@ def lowerings(doc):
 def check_structure(name, target, doc, fail, ref_transposes=None):
     ops = collections.Counter(n["op"] for n in doc["nodes"])
     low = lowerings(doc)
-    cuda = target.startswith("cuda")
+    cuda = target.startswith("cuda") or target == "cpu"  # implicit-GEMM conv and fused attention
+    label = "gemm-only-cpu" if target == GEMM_ONLY else target
     if "vit" in name:
         if cuda and ops["Attention"] == 0:
             fail(f"{target}: no Attention left (the target has a fused kernel)")
@@ -50,13 +54,13 @@ def check_structure(name, target, doc, fail, ref_transposes=None):
             fail(f"{target}: {ops['Conv']} Conv left")
         if target == "ref" and sum(low.values()) != ops["FusedConv"]:
             fail("ref: every FusedConv must record its lowering decision")
-        if target == "cpu" and ops["FusedConv"]:
-            fail(f"cpu: {ops['FusedConv']} FusedConv left (no implicit-GEMM conv: im2col + GEMM expected)")
+        if target == GEMM_ONLY and ops["FusedConv"]:
+            fail(f"{label}: {ops['FusedConv']} FusedConv left (no implicit-GEMM conv: im2col + GEMM expected)")
         if cuda and low["implicit GEMM"] != ops["FusedConv"]:
             fail(f"{target}: every remaining FusedConv must be an implicit GEMM")
         if target != "ref" and ops["Transpose"] != 1:
             fail(f"{target}: {ops['Transpose']} Transpose, expected exactly one (the NHWC input edge)")
-    return (f"{target}: {ops['Transpose']} Transpose, {ops['FusedConv']} FusedConv, {ops['Im2Col']} Im2Col, "
+    return (f"{label}: {ops['Transpose']} Transpose, {ops['FusedConv']} FusedConv, {ops['Im2Col']} Im2Col, "
             f"{ops['Attention']} Attention; lowerings {dict(low)}")
 
 

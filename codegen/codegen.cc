@@ -1,0 +1,406 @@
+#include "codegen/codegen.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "codegen/memory_planner.h"
+#include "graph/status_macros.h"
+#include "runtime/cpu/kernel_table.h"
+
+namespace gcomp::codegen {
+namespace {
+
+constexpr char kGcompVersion[] = "0.1.0";
+
+// Ops whose output is the input's memory under another shape.
+const std::set<std::string> kViewOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+
+int64_t AlignUp(int64_t n) { return (n + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
+
+class Generator {
+ public:
+  Generator(const Graph& g, const CodegenOptions& o) : g_(g), o_(o), plan_(std::make_unique<Plan>()) {}
+
+  absl::StatusOr<std::unique_ptr<Plan>> Run() {
+    if (o_.target != "cpu") {
+      return absl::UnimplementedError(absl::StrCat("plans for target '", o_.target,
+                                                   "' are not built yet: this build compiles for --target cpu"));
+    }
+    RETURN_IF_ERROR(FindBatchSymbol());
+    plan_->target = "cpu";
+    plan_->isa = cpu::CpuIsaName();
+    plan_->gcomp_version = kGcompVersion;
+    plan_->library_versions = cpu::CpuLibraryVersions();
+    plan_->model = o_.model;
+    plan_->precision = o_.precision;
+    plan_->level = o_.level;
+    plan_->max_batch = batch_symbol_.empty() ? 1 : (o_.max_batch > 0 ? o_.max_batch : kDefaultMaxBatch);
+    for (const Value* v : g_.inputs()) {
+      ASSIGN_OR_RETURN(int id, NewBuffer(v, BufferKind::kInput));
+      plan_->buffers[id].io_index = static_cast<int32_t>(plan_->inputs.size());
+      plan_->inputs.push_back(id);
+    }
+    for (const Node* n : g_.nodes()) RETURN_IF_ERROR(Emit(n));
+    RETURN_IF_ERROR(BindOutputs());
+    RETURN_IF_ERROR(PlanArenas());
+    plan_->weights = plan_->owned_weights.data();
+    plan_->weights_bytes = static_cast<int64_t>(plan_->owned_weights.size());
+    return std::move(plan_);
+  }
+
+ private:
+  absl::Status Error(const Node* n, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat(g_.source, ": ", n ? n->Describe() + ": " : "", what));
+  }
+
+  // The one symbol shapes may use (the batch); dims must be linear in it.
+  absl::Status FindBatchSymbol() {
+    std::set<std::string> symbols;
+    auto collect = [&](const Value* v) {
+      for (const Dim& d : v->shape) {
+        for (const std::string& s : d.Symbols()) symbols.insert(s);
+      }
+    };
+    for (const Value* v : g_.inputs()) collect(v);
+    for (const Node* n : g_.nodes()) {
+      for (const Value* v : n->outputs) {
+        if (v) collect(v);
+      }
+    }
+    if (symbols.size() > 1) {
+      return Error(nullptr, absl::StrCat("shapes use the symbols ", absl::StrJoin(symbols, ", "),
+                                         "; a plan supports one symbolic dim (the batch)"));
+    }
+    if (!symbols.empty()) batch_symbol_ = *symbols.begin();
+    if (!batch_symbol_.empty() && batch_symbol_[0] == '?') {
+      return Error(nullptr, absl::StrCat("shapes depend on data ('", batch_symbol_,
+                                         "'); a plan needs shapes known from the batch size"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<LinearDim> Linear(const Value* v, const Dim& d) const {
+    if (auto c = d.ConstValue()) return LinearDim{0, *c};
+    std::vector<int64_t> at;
+    for (int64_t b : {0, 1, 2}) {
+      auto x = d.Evaluate({{batch_symbol_, b}});
+      if (!x.ok()) return x.status();
+      at.push_back(*x);
+    }
+    LinearDim l{at[1] - at[0], at[0]};
+    if (l.At(2) != at[2] || l.per_batch < 0 || l.fixed < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(g_.source, ": value '", v->name, "' has dim ", d.ToString(),
+                                                     ", expected a dim linear in '", batch_symbol_, "'"));
+    }
+    return l;
+  }
+
+  std::vector<int64_t> DimsAt(const Buffer& b, int64_t batch) const {
+    std::vector<int64_t> dims;
+    for (const LinearDim& d : b.dims) dims.push_back(d.At(batch));
+    return dims;
+  }
+
+  absl::StatusOr<int> NewBuffer(const Value* v, BufferKind kind) {
+    Buffer b;
+    b.name = v->name;
+    b.dtype = v->dtype;
+    b.kind = kind;
+    for (const Dim& d : v->shape) {
+      ASSIGN_OR_RETURN(LinearDim l, Linear(v, d));
+      b.dims.push_back(l);
+    }
+    int id = static_cast<int>(plan_->buffers.size());
+    plan_->buffers.push_back(std::move(b));
+    ids_[v] = id;
+    return id;
+  }
+
+  int Root(int id) const {
+    while (plan_->buffers[id].kind == BufferKind::kAlias) id = plan_->buffers[id].alias_of;
+    return id;
+  }
+
+  // Buffer of a constant value packed by `entry` for step `spec` input `index` (shared between
+  // steps that pack it the same way).
+  absl::StatusOr<int> ConstantBuffer(const Value* v, const cpu::KernelEntry& entry, const cpu::KernelSpec& spec,
+                                     size_t index) {
+    cpu::Packed packed;
+    if (entry.pack) {
+      ASSIGN_OR_RETURN(packed, entry.pack(spec, index));
+    } else {
+      packed.bytes.assign(v->constant->data(), v->constant->data() + v->constant->nbytes());
+    }
+    auto key = std::make_pair(v, packed.format);
+    if (auto it = constants_.find(key); it != constants_.end()) {
+      const Buffer& b = plan_->buffers[it->second];
+      if (b.bytes == static_cast<int64_t>(packed.bytes.size()) &&
+          std::memcmp(plan_->owned_weights.data() + b.offset, packed.bytes.data(), packed.bytes.size()) == 0) {
+        return it->second;
+      }
+    }
+    Buffer b;
+    b.name = v->name;
+    b.dtype = v->dtype;
+    b.kind = BufferKind::kConstant;
+    for (int64_t d : v->constant->dims()) b.dims.push_back(LinearDim{0, d});
+    b.format = packed.format;
+    b.offset = static_cast<int64_t>(plan_->owned_weights.size());
+    b.bytes = static_cast<int64_t>(packed.bytes.size());
+    plan_->owned_weights.insert(plan_->owned_weights.end(), packed.bytes.begin(), packed.bytes.end());
+    plan_->owned_weights.resize(static_cast<size_t>(AlignUp(static_cast<int64_t>(plan_->owned_weights.size()))), 0);
+    int id = static_cast<int>(plan_->buffers.size());
+    plan_->buffers.push_back(std::move(b));
+    constants_[key] = id;
+    return id;
+  }
+
+  absl::Status Emit(const Node* n) {
+    // Views: the output is the input's memory (not for graph outputs, which the caller owns).
+    if (kViewOps.count(n->op) && n->input(0) && n->output(0) && !n->input(0)->is_constant() &&
+        !g_.IsGraphOutput(n->output(0)) && n->input(0)->dtype == n->output(0)->dtype) {
+      auto it = ids_.find(n->input(0));
+      if (it == ids_.end()) return Error(n, absl::StrCat("input '", n->input(0)->name, "' has no buffer"));
+      ASSIGN_OR_RETURN(int id, NewBuffer(n->output(0), BufferKind::kAlias));
+      plan_->buffers[id].alias_of = it->second;
+      views_.push_back(id);
+      return absl::OkStatus();
+    }
+    cpu::KernelSpec spec;
+    spec.name = n->name;
+    spec.op = n->op;
+    spec.attrs = &n->attrs;
+    spec.threads = 1;
+    Step step;
+    step.name = n->name;
+    step.op = n->op;
+    step.attrs = n->attrs;
+    step.origin = n->origin;
+    for (const Decision& d : n->decisions) step.decisions.push_back(absl::StrCat(d.kind, " = ", d.choice, ": ", d.reason));
+    for (const Value* in : n->inputs) {
+      cpu::Operand op;
+      if (!in) {
+        op.present = false;
+      } else {
+        op.dtype = in->dtype;
+        if (in->is_constant()) {
+          op.dims = in->constant->dims();
+          op.constant = in->constant->data();
+          op.constant_bytes = in->constant->nbytes();
+        } else {
+          auto it = ids_.find(in);
+          if (it == ids_.end()) return Error(n, absl::StrCat("input '", in->name, "' has no buffer"));
+          op.dims = DimsAt(plan_->buffers[it->second], plan_->max_batch);
+        }
+      }
+      spec.inputs.push_back(std::move(op));
+    }
+    std::vector<int> outs;
+    for (const Value* out : n->outputs) {
+      if (!out) return Error(n, "omitted outputs are not supported in plans");
+      ASSIGN_OR_RETURN(int id, NewBuffer(out, g_.IsGraphOutput(out) ? BufferKind::kOutput : BufferKind::kBatchArena));
+      outs.push_back(id);
+      cpu::Operand op;
+      op.dtype = out->dtype;
+      op.dims = DimsAt(plan_->buffers[id], plan_->max_batch);
+      spec.outputs.push_back(std::move(op));
+    }
+    auto sel = cpu::SelectKernel(spec);
+    if (!sel.ok()) return Error(n, std::string(sel.status().message()));
+    step.kernel = sel->entry->id;
+    step.reason = sel->reason;
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const Value* in = n->inputs[i];
+      if (!in) {
+        step.inputs.push_back(-1);
+      } else if (in->is_constant()) {
+        auto id = ConstantBuffer(in, *sel->entry, spec, i);
+        if (!id.ok()) return Error(n, absl::StrCat("packing '", in->name, "': ", id.status().message()));
+        step.inputs.push_back(*id);
+      } else {
+        step.inputs.push_back(ids_.at(in));
+      }
+    }
+    step.outputs.assign(outs.begin(), outs.end());
+    plan_->steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // Graph outputs that no step writes (a graph input, a constant or a view) get a copy step.
+  absl::Status BindOutputs() {
+    static const Attributes kNoAttrs;
+    for (const Value* v : g_.outputs()) {
+      auto it = ids_.find(v);
+      int id = -1;
+      if (it != ids_.end() && plan_->buffers[it->second].kind == BufferKind::kOutput) {
+        id = it->second;
+      } else {
+        int src = -1;
+        if (it != ids_.end()) {
+          src = it->second;
+        } else if (v->is_constant()) {
+          cpu::KernelEntry plain;
+          cpu::KernelSpec none;
+          ASSIGN_OR_RETURN(src, ConstantBuffer(v, plain, none, 0));
+        } else {
+          return Error(nullptr, absl::StrCat("graph output '", v->name, "' is not computed"));
+        }
+        Buffer out = plan_->buffers[src];
+        out.kind = BufferKind::kOutput;
+        out.alias_of = -1;
+        out.offset = out.bytes = 0;
+        out.format.clear();
+        id = static_cast<int>(plan_->buffers.size());
+        plan_->buffers.push_back(out);
+        Step copy;
+        copy.name = absl::StrCat(v->name, "/output_copy");
+        copy.op = "Identity";
+        copy.kernel = cpu::ReferenceKernelEntry().id;
+        copy.reason = "graph output that no step writes (an input, a constant or a view): copied";
+        copy.inputs = {src};
+        copy.outputs = {id};
+        plan_->steps.push_back(std::move(copy));
+        (void)kNoAttrs;
+      }
+      plan_->buffers[id].io_index = static_cast<int32_t>(plan_->outputs.size());
+      plan_->outputs.push_back(id);
+    }
+    return absl::OkStatus();
+  }
+
+  // Which input an output may overwrite: the residual of FusedConv/FusedGemm, the first
+  // same-shaped operand of an elementwise op.
+  static std::vector<size_t> InPlaceCandidates(const Step& s) {
+    if (s.op == "FusedConv" || s.op == "FusedGemm") return {3};
+    if (s.op == "Add" || s.op == "Mul" || s.op == "Sub" || s.op == "Div") return {0, 1};
+    if (s.op == "Relu") return {0};
+    return {};
+  }
+
+  absl::Status PlanArenas() {
+    const int num_steps = static_cast<int>(plan_->steps.size());
+    const size_t nb = plan_->buffers.size();
+    std::vector<int> first(nb, -1), last(nb, -1);
+    auto touch = [&](int id, int step) {
+      int r = Root(id);
+      if (first[r] < 0) first[r] = step;
+      last[r] = std::max(last[r], step);
+    };
+    for (int s = 0; s < num_steps; ++s) {
+      for (int id : plan_->steps[s].outputs) touch(id, s);
+      for (int id : plan_->steps[s].inputs) {
+        if (id >= 0) touch(id, s);
+      }
+    }
+    // In-place reuse: an arena input whose last use is this step, same dims and dtype as the
+    // output, becomes the output's memory.
+    for (int s = 0; s < num_steps; ++s) {
+      Step& step = plan_->steps[s];
+      if (step.outputs.size() != 1) continue;
+      Buffer& out = plan_->buffers[step.outputs[0]];
+      if (out.kind != BufferKind::kBatchArena) continue;
+      for (size_t i : InPlaceCandidates(step)) {
+        if (i >= step.inputs.size() || step.inputs[i] < 0) continue;
+        const int in = step.inputs[i];
+        const int root = Root(in);
+        const Buffer& rb = plan_->buffers[root];
+        if (rb.kind != BufferKind::kBatchArena || last[root] != s) continue;
+        const Buffer& ib = plan_->buffers[in];
+        if (ib.dims != out.dims || ib.dtype != out.dtype) continue;
+        // The input must not also be read through another operand of this step.
+        bool shared = false;
+        for (size_t j = 0; j < step.inputs.size(); ++j) {
+          if (j != i && step.inputs[j] >= 0 && Root(step.inputs[j]) == root) shared = true;
+        }
+        if (shared) continue;
+        const int out_id = step.outputs[0];
+        out.kind = BufferKind::kAlias;
+        out.alias_of = in;
+        step.in_place.assign(1, static_cast<int32_t>(i));
+        // The output's own lifetime now extends the root's.
+        last[root] = std::max(last[root], last[out_id]);
+        first[out_id] = last[out_id] = -1;
+        break;
+      }
+    }
+    // Recompute lifetimes with the aliases resolved.
+    std::fill(first.begin(), first.end(), -1);
+    std::fill(last.begin(), last.end(), -1);
+    for (int s = 0; s < num_steps; ++s) {
+      for (int id : plan_->steps[s].outputs) touch(id, s);
+      for (int id : plan_->steps[s].inputs) {
+        if (id >= 0) touch(id, s);
+      }
+    }
+    for (int kind : {0, 1}) {
+      std::vector<LiveRange> ranges;
+      std::vector<int> which;
+      for (size_t id = 0; id < nb; ++id) {
+        Buffer& b = plan_->buffers[id];
+        if (b.kind != BufferKind::kBatchArena || first[id] < 0) continue;
+        int64_t per_batch = static_cast<int64_t>(DTypeSize(b.dtype)), fixed = per_batch;
+        bool proportional = !b.dims.empty() || true;
+        for (const LinearDim& d : b.dims) {
+          if (d.per_batch != 0 && d.fixed != 0) proportional = false;
+        }
+        // Elements at batch 1 and batch 2: proportional when the count doubles.
+        int64_t n1 = DTypeSize(b.dtype), n2 = DTypeSize(b.dtype);
+        for (const LinearDim& d : b.dims) {
+          n1 *= d.At(1);
+          n2 *= d.At(2);
+        }
+        const bool batch_scaled = !batch_symbol_.empty() && proportional && n2 == 2 * n1 && n1 > 0;
+        if ((kind == 0) != batch_scaled) continue;
+        if (kind == 0) {
+          b.bytes = AlignUp(n1);
+        } else {
+          int64_t n = DTypeSize(b.dtype);
+          for (const LinearDim& d : b.dims) n *= d.At(plan_->max_batch);
+          b.bytes = AlignUp(std::max<int64_t>(n, 1));
+          b.kind = BufferKind::kFixedArena;
+        }
+        (void)per_batch;
+        (void)fixed;
+        ranges.push_back({b.bytes, first[id], last[id]});
+        which.push_back(static_cast<int>(id));
+      }
+      MemoryPlan mp = PlanMemory(ranges);
+      for (size_t k = 0; k < which.size(); ++k) plan_->buffers[which[k]].offset = mp.offsets[k];
+      if (kind == 0) {
+        plan_->batch_arena_bytes = mp.arena_bytes;
+        plan_->batch_peak_live_bytes = mp.peak_live_bytes;
+      } else {
+        plan_->fixed_arena_bytes = mp.arena_bytes;
+        plan_->fixed_peak_live_bytes = mp.peak_live_bytes;
+      }
+    }
+    // Buffers never used by a step (dead values) take no memory.
+    for (size_t id = 0; id < nb; ++id) {
+      Buffer& b = plan_->buffers[id];
+      if (b.kind == BufferKind::kBatchArena && first[id] < 0) {
+        b.kind = BufferKind::kFixedArena;
+        b.offset = b.bytes = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const Graph& g_;
+  CodegenOptions o_;
+  std::unique_ptr<Plan> plan_;
+  std::string batch_symbol_;
+  std::map<const Value*, int> ids_;
+  std::map<std::pair<const Value*, std::string>, int> constants_;
+  std::vector<int> views_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Plan>> GeneratePlan(const Graph& graph, const CodegenOptions& options) {
+  return Generator(graph, options).Run();
+}
+
+}  // namespace gcomp::codegen

@@ -1,0 +1,29 @@
+// Codegen: an optimized graph (O3 for the plan's target) -> a Plan (codegen/plan.h): one step per
+// node with the kernel the backend's table chooses and why, views (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity) as aliases, weights packed by their kernels, and the activations placed by
+// the memory planner with in-place reuse where the kernel allows it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/plan.h"
+#include "graph/graph.h"
+
+namespace gcomp::codegen {
+
+inline constexpr int64_t kDefaultMaxBatch = 64;
+
+struct CodegenOptions {
+  std::string target = "cpu";
+  int64_t max_batch = 0;  // 0: kDefaultMaxBatch for a dynamic batch (a static model's is fixed)
+  std::string model;      // source file name for the header
+  std::string precision = "fp32";
+  std::string level = "O3";
+};
+
+absl::StatusOr<std::unique_ptr<Plan>> GeneratePlan(const Graph& graph, const CodegenOptions& options);
+
+}  // namespace gcomp::codegen

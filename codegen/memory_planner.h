@@ -1,0 +1,29 @@
+// Liveness-based placement of values in one arena.
+//
+// Each value has a size and a lifetime [first, last] in step indices (produced at `first`, last read
+// at `last`, both inclusive). Values whose lifetimes intersect must not overlap in memory. The
+// planner places values largest first, each at the lowest offset that fits between the values
+// already placed whose lifetimes intersect its own (greedy by size, best fit), and reports the
+// lower bound no placement can beat: the largest sum of sizes live at one step.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gcomp::codegen {
+
+struct LiveRange {
+  int64_t bytes = 0;  // a multiple of the alignment
+  int first = 0;
+  int last = 0;
+};
+
+struct MemoryPlan {
+  std::vector<int64_t> offsets;  // per range, multiples of the alignment
+  int64_t arena_bytes = 0;
+  int64_t peak_live_bytes = 0;   // lower bound on arena_bytes
+};
+
+MemoryPlan PlanMemory(const std::vector<LiveRange>& ranges);
+
+}  // namespace gcomp::codegen

@@ -1,0 +1,772 @@
+// The plan file: serialization (deterministic protobuf header and program, 64-byte aligned hashed
+// sections) and loading (mmap, hashes, full validation of the untrusted program).
+#include "codegen/plan_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <set>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/plan.pb.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "graph/status_macros.h"
+
+namespace gcomp::codegen {
+namespace {
+
+constexpr char kMagic[8] = {'G', 'C', 'P', 'L', 'A', 'N', '\0', '\n'};
+constexpr int64_t kMagicBytes = 8;
+constexpr int64_t kPreambleBytes = 12;  // magic + u32 header length
+constexpr char kProgramSection[] = "program";
+constexpr char kWeightsSection[] = "weights";
+constexpr int kMaxBufferKind = static_cast<int>(BufferKind::kAlias);
+
+int64_t AlignUp(int64_t n) { return (n + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
+
+std::string Quoted(const std::string& s) { return absl::StrCat("'", s, "'"); }
+
+absl::Status Invalid(const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("invalid plan: ", what));
+}
+
+absl::StatusOr<std::string> SerializeDeterministic(const google::protobuf::MessageLite& message,
+                                                   const char* what) {
+  if (message.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat("plan ", what, " is larger than 2 GiB"));
+  }
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!message.SerializeToCodedStream(&coded) || coded.HadError()) {
+      return absl::InternalError(absl::StrCat("cannot serialize the plan ", what));
+    }
+  }
+  return out;
+}
+
+// ---- Plan -> protobuf ----
+
+void TensorToProto(const Tensor& t, plan::TensorValue* out) {
+  if (t.empty_storage()) {
+    out->set_empty_storage(true);
+    return;
+  }
+  out->set_dtype(DTypeToOnnx(t.dtype()));
+  for (int64_t d : t.dims()) out->add_dims(d);
+  out->set_data(reinterpret_cast<const char*>(t.data()), t.nbytes());
+}
+
+void AttributeToProto(const std::string& name, const AttrValue& value, plan::Attribute* out) {
+  out->set_name(name);
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    out->set_i(*i);
+  } else if (const auto* f = std::get_if<float>(&value)) {
+    out->set_f(*f);
+  } else if (const auto* s = std::get_if<std::string>(&value)) {
+    out->set_s(*s);
+  } else if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
+    auto* list = out->mutable_ints();
+    for (int64_t v : *ints) list->add_values(v);
+  } else if (const auto* floats = std::get_if<std::vector<float>>(&value)) {
+    auto* list = out->mutable_floats();
+    for (float v : *floats) list->add_values(v);
+  } else if (const auto* strings = std::get_if<std::vector<std::string>>(&value)) {
+    auto* list = out->mutable_strings();
+    for (const std::string& v : *strings) list->add_values(v);
+  } else if (const auto* tensor = std::get_if<Tensor>(&value)) {
+    TensorToProto(*tensor, out->mutable_tensor());
+  }
+  static_assert(std::variant_size_v<AttrValue> == 7, "serialize the new attribute kind");
+}
+
+plan::PlanProgram ProgramToProto(const Plan& plan) {
+  plan::PlanProgram program;
+  for (const Buffer& b : plan.buffers) {
+    plan::Buffer* out = program.add_buffers();
+    out->set_name(b.name);
+    out->set_dtype(DTypeToOnnx(b.dtype));
+    for (const LinearDim& d : b.dims) {
+      plan::LinearDim* dim = out->add_dims();
+      dim->set_per_batch(d.per_batch);
+      dim->set_fixed(d.fixed);
+    }
+    out->set_kind(static_cast<uint32_t>(b.kind));
+    out->set_offset(b.offset);
+    out->set_bytes(b.bytes);
+    out->set_alias_of(b.alias_of);
+    out->set_io_index(b.io_index);
+    out->set_format(b.format);
+  }
+  for (int32_t i : plan.inputs) program.add_inputs(i);
+  for (int32_t o : plan.outputs) program.add_outputs(o);
+  for (const Step& s : plan.steps) {
+    plan::Step* out = program.add_steps();
+    out->set_name(s.name);
+    out->set_op(s.op);
+    out->set_kernel(s.kernel);
+    out->set_reason(s.reason);
+    for (const auto& [name, value] : s.attrs.all()) AttributeToProto(name, value, out->add_attrs());
+    for (int32_t i : s.inputs) out->add_inputs(i);
+    for (int32_t o : s.outputs) out->add_outputs(o);
+    for (int32_t p : s.in_place) out->add_in_place(p);
+    for (const std::string& o : s.origin) out->add_origin(o);
+    for (const std::string& d : s.decisions) out->add_decisions(d);
+  }
+  program.set_batch_arena_bytes(plan.batch_arena_bytes);
+  program.set_fixed_arena_bytes(plan.fixed_arena_bytes);
+  program.set_batch_peak_live_bytes(plan.batch_peak_live_bytes);
+  program.set_fixed_peak_live_bytes(plan.fixed_peak_live_bytes);
+  return program;
+}
+
+// Everything of the file before the weight bytes (preamble, header, program, padding); the weights
+// follow at the returned prefix's end.
+absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
+  if (plan.weights_bytes < 0 || (plan.weights_bytes > 0 && plan.weights == nullptr)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan has ", plan.weights_bytes, " weight bytes but no weight data"));
+  }
+  std::string program;
+  {
+    ASSIGN_OR_RETURN(program, SerializeDeterministic(ProgramToProto(plan), "program"));
+  }
+  uint64_t hashes[2] = {XXH64(program.data(), program.size(), 0),
+                        plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0)
+                                               : XXH64(nullptr, 0, 0)};
+  plan::PlanHeader header;
+  header.set_format_version(plan.format_version);
+  header.set_target(plan.target);
+  header.set_isa(plan.isa);
+  header.set_gcomp_version(plan.gcomp_version);
+  header.set_library_versions(plan.library_versions);
+  header.set_model(plan.model);
+  header.set_precision(plan.precision);
+  header.set_level(plan.level);
+  header.set_max_batch(plan.max_batch);
+  const char* names[2] = {kProgramSection, kWeightsSection};
+  const int64_t sizes[2] = {static_cast<int64_t>(program.size()), plan.weights_bytes};
+  for (int i = 0; i < 2; ++i) {
+    plan::PlanSection* section = header.add_sections();
+    section->set_name(names[i]);
+    section->set_offset(kPlanAlignment);  // placeholder of the same (fixed) width
+    section->set_size(sizes[i]);
+    section->set_xxh64(hashes[i]);
+  }
+  std::string header_bytes;
+  {
+    ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header"));
+  }
+  const int64_t header_size = static_cast<int64_t>(header_bytes.size());
+  const int64_t program_offset = AlignUp(kPreambleBytes + header_size);
+  const int64_t weights_offset = AlignUp(program_offset + sizes[0]);
+  header.mutable_sections(0)->set_offset(program_offset);
+  header.mutable_sections(1)->set_offset(weights_offset);
+  {
+    ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header"));
+  }
+  if (static_cast<int64_t>(header_bytes.size()) != header_size) {
+    return absl::InternalError("plan header changed length when the section offsets were set");
+  }
+
+  std::string out(kMagic, kMagicBytes);
+  const uint32_t h = static_cast<uint32_t>(header_size);
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
+  out += header_bytes;
+  out.resize(program_offset, '\0');
+  out += program;
+  out.resize(weights_offset, '\0');
+  return out;
+}
+
+// ---- protobuf -> Plan ----
+
+std::optional<DType> DTypeFromProto(int32_t onnx_type) { return DTypeFromOnnx(onnx_type); }
+
+absl::StatusOr<Tensor> TensorFromProto(const plan::TensorValue& t, const std::string& where) {
+  if (t.empty_storage()) {
+    if (!t.data().empty() || t.dims_size() > 0) {
+      return Invalid(absl::StrCat(where, ": tensor without storage has dims or data"));
+    }
+    return Tensor();
+  }
+  std::optional<DType> dtype = DTypeFromProto(t.dtype());
+  if (!dtype) return Invalid(absl::StrCat(where, ": tensor has unknown dtype ", t.dtype()));
+  int64_t numel = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || __builtin_mul_overflow(numel, d, &numel)) {
+      return Invalid(absl::StrCat(where, ": tensor has a negative or overflowing dim ", d));
+    }
+  }
+  int64_t nbytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(DTypeSize(*dtype)), &nbytes) ||
+      nbytes != static_cast<int64_t>(t.data().size())) {
+    return Invalid(absl::StrCat(where, ": tensor of ", numel, " ", DTypeName(*dtype),
+                                " elements has ", t.data().size(), " data bytes"));
+  }
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  absl::StatusOr<Tensor> tensor = Tensor::Zeros(*dtype, std::move(dims));
+  if (!tensor.ok()) return Invalid(absl::StrCat(where, ": ", tensor.status().message()));
+  if (nbytes > 0) std::memcpy(tensor->mutable_data(), t.data().data(), nbytes);
+  return tensor;
+}
+
+absl::StatusOr<AttrValue> AttributeFromProto(const plan::Attribute& a, const std::string& where) {
+  switch (a.value_case()) {
+    case plan::Attribute::kI:
+      return AttrValue(a.i());
+    case plan::Attribute::kF:
+      return AttrValue(a.f());
+    case plan::Attribute::kS:
+      return AttrValue(a.s());
+    case plan::Attribute::kInts:
+      return AttrValue(std::vector<int64_t>(a.ints().values().begin(), a.ints().values().end()));
+    case plan::Attribute::kFloats:
+      return AttrValue(std::vector<float>(a.floats().values().begin(), a.floats().values().end()));
+    case plan::Attribute::kStrings:
+      return AttrValue(
+          std::vector<std::string>(a.strings().values().begin(), a.strings().values().end()));
+    case plan::Attribute::kTensor: {
+      absl::StatusOr<Tensor> t = TensorFromProto(a.tensor(), where);
+      if (!t.ok()) return t.status();
+      return AttrValue(*std::move(t));
+    }
+    case plan::Attribute::VALUE_NOT_SET:
+      break;
+  }
+  return Invalid(absl::StrCat(where, " has no value"));
+}
+
+std::string StepLabel(size_t i, const std::string& name) {
+  return absl::StrCat("step ", i, " (", Quoted(name), ")");
+}
+std::string BufferLabel(size_t i, const std::string& name) {
+  return absl::StrCat("buffer ", i, " (", Quoted(name), ")");
+}
+
+// Converts the program; checks what the in-memory Plan cannot represent (dtype numbers, buffer
+// kinds, attribute values). ValidatePlan checks the rest.
+absl::Status ProgramFromProto(const plan::PlanProgram& program, Plan* plan) {
+  plan->buffers.reserve(program.buffers_size());
+  for (int i = 0; i < program.buffers_size(); ++i) {
+    const plan::Buffer& in = program.buffers(i);
+    Buffer b;
+    b.name = in.name();
+    std::optional<DType> dtype = DTypeFromProto(in.dtype());
+    if (!dtype) {
+      return Invalid(absl::StrCat(BufferLabel(i, b.name), " has unknown dtype ", in.dtype()));
+    }
+    b.dtype = *dtype;
+    if (in.kind() > static_cast<uint32_t>(kMaxBufferKind)) {
+      return Invalid(absl::StrCat(BufferLabel(i, b.name), " has unknown kind ", in.kind()));
+    }
+    b.kind = static_cast<BufferKind>(in.kind());
+    b.dims.reserve(in.dims_size());
+    for (const plan::LinearDim& d : in.dims()) b.dims.push_back({d.per_batch(), d.fixed()});
+    b.offset = in.offset();
+    b.bytes = in.bytes();
+    b.alias_of = in.alias_of();
+    b.io_index = in.io_index();
+    b.format = in.format();
+    plan->buffers.push_back(std::move(b));
+  }
+  plan->inputs.assign(program.inputs().begin(), program.inputs().end());
+  plan->outputs.assign(program.outputs().begin(), program.outputs().end());
+  plan->steps.reserve(program.steps_size());
+  for (int i = 0; i < program.steps_size(); ++i) {
+    const plan::Step& in = program.steps(i);
+    Step s;
+    s.name = in.name();
+    s.op = in.op();
+    s.kernel = in.kernel();
+    s.reason = in.reason();
+    for (const plan::Attribute& a : in.attrs()) {
+      const std::string where =
+          absl::StrCat(StepLabel(i, s.name), " attribute ", Quoted(a.name()));
+      if (s.attrs.Has(a.name())) return Invalid(absl::StrCat(where, " appears twice"));
+      absl::StatusOr<AttrValue> value = AttributeFromProto(a, where);
+      if (!value.ok()) return value.status();
+      s.attrs.Set(a.name(), *std::move(value));
+    }
+    s.inputs.assign(in.inputs().begin(), in.inputs().end());
+    s.outputs.assign(in.outputs().begin(), in.outputs().end());
+    s.in_place.assign(in.in_place().begin(), in.in_place().end());
+    s.origin.assign(in.origin().begin(), in.origin().end());
+    s.decisions.assign(in.decisions().begin(), in.decisions().end());
+    plan->steps.push_back(std::move(s));
+  }
+  plan->batch_arena_bytes = program.batch_arena_bytes();
+  plan->fixed_arena_bytes = program.fixed_arena_bytes();
+  plan->batch_peak_live_bytes = program.batch_peak_live_bytes();
+  plan->fixed_peak_live_bytes = program.fixed_peak_live_bytes();
+  return absl::OkStatus();
+}
+
+// ---- validation ----
+
+// [offset, offset + bytes) within [0, limit), without overflow.
+bool RangeWithin(int64_t offset, int64_t bytes, int64_t limit) {
+  return offset >= 0 && bytes >= 0 && offset <= limit && bytes <= limit - offset;
+}
+
+absl::Status ValidateBuffer(const Plan& plan, size_t i) {
+  const Buffer& b = plan.buffers[i];
+  const std::string label = BufferLabel(i, b.name);
+  const int64_t n = static_cast<int64_t>(plan.buffers.size());
+  if (DTypeToOnnx(b.dtype) == 0 || !DTypeFromOnnx(DTypeToOnnx(b.dtype))) {
+    return Invalid(absl::StrCat(label, " has an invalid dtype"));
+  }
+  if (static_cast<int>(b.kind) > kMaxBufferKind) {
+    return Invalid(absl::StrCat(label, " has unknown kind ", static_cast<int>(b.kind)));
+  }
+  // Every dim is linear in the batch, so non-negative at batch 1 and max_batch means everywhere.
+  int64_t numel = 1;
+  for (size_t d = 0; d < b.dims.size(); ++d) {
+    const LinearDim& dim = b.dims[d];
+    int64_t at_max = 0, at_one = 0;
+    if (__builtin_mul_overflow(dim.per_batch, plan.max_batch, &at_max) ||
+        __builtin_add_overflow(at_max, dim.fixed, &at_max) ||
+        __builtin_add_overflow(dim.per_batch, dim.fixed, &at_one)) {
+      return Invalid(absl::StrCat(label, " dim ", d, " overflows at batch ", plan.max_batch));
+    }
+    if (at_one < 0 || at_max < 0) {
+      return Invalid(absl::StrCat(label, " dim ", d, " (", dim.per_batch, "*batch + ", dim.fixed,
+                                  ") is negative"));
+    }
+    if (__builtin_mul_overflow(numel, at_max, &numel)) {
+      return Invalid(absl::StrCat(label, " element count overflows at batch ", plan.max_batch));
+    }
+  }
+  int64_t max_bytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(DTypeSize(b.dtype)), &max_bytes)) {
+    return Invalid(absl::StrCat(label, " byte size overflows at batch ", plan.max_batch));
+  }
+  if (b.offset < 0 || b.bytes < 0) {
+    return Invalid(absl::StrCat(label, " has offset ", b.offset, " and size ", b.bytes));
+  }
+  if (b.kind != BufferKind::kAlias && b.alias_of != -1) {
+    return Invalid(absl::StrCat(label, " is not an alias but has alias_of ", b.alias_of));
+  }
+  if (b.kind != BufferKind::kInput && b.kind != BufferKind::kOutput && b.io_index != -1) {
+    return Invalid(absl::StrCat(label, " is not an input or output but has io_index ", b.io_index));
+  }
+  switch (b.kind) {
+    case BufferKind::kConstant:
+      if (b.offset % kPlanAlignment != 0) {
+        return Invalid(absl::StrCat(label, " weight offset ", b.offset, " is not ", kPlanAlignment,
+                                    "-byte aligned"));
+      }
+      if (!RangeWithin(b.offset, b.bytes, plan.weights_bytes)) {
+        return Invalid(absl::StrCat(label, " weight bytes [", b.offset, ", +", b.bytes,
+                                    ") lie beyond the weight section (", plan.weights_bytes,
+                                    " bytes)"));
+      }
+      break;
+    case BufferKind::kBatchArena:
+      if (!RangeWithin(b.offset, b.bytes, plan.batch_arena_bytes)) {
+        return Invalid(absl::StrCat(label, " bytes [", b.offset, ", +", b.bytes,
+                                    ") per batch lie beyond the batch arena (",
+                                    plan.batch_arena_bytes, " bytes per batch)"));
+      }
+      break;
+    case BufferKind::kFixedArena:
+      if (!RangeWithin(b.offset, b.bytes, plan.fixed_arena_bytes)) {
+        return Invalid(absl::StrCat(label, " bytes [", b.offset, ", +", b.bytes,
+                                    ") lie beyond the fixed arena (", plan.fixed_arena_bytes,
+                                    " bytes)"));
+      }
+      break;
+    case BufferKind::kInput:
+    case BufferKind::kOutput: {
+      const bool input = b.kind == BufferKind::kInput;
+      const std::vector<int32_t>& list = input ? plan.inputs : plan.outputs;
+      const char* what = input ? "input" : "output";
+      if (b.io_index < 0 || b.io_index >= static_cast<int64_t>(list.size()) ||
+          list[b.io_index] != static_cast<int32_t>(i)) {
+        return Invalid(absl::StrCat(label, " is graph ", what, " ", b.io_index, " but the plan's ",
+                                    what, "s (", list.size(), ") do not list it there"));
+      }
+      break;
+    }
+    case BufferKind::kAlias:
+      if (b.alias_of < 0 || b.alias_of >= n || b.alias_of == static_cast<int32_t>(i)) {
+        return Invalid(absl::StrCat(label, " aliases buffer ", b.alias_of, ", the plan has ", n));
+      }
+      break;
+  }
+  return absl::OkStatus();
+}
+
+// Alias chains end at a non-alias buffer (no cycles); linear time.
+absl::Status ValidateAliasChains(const Plan& plan) {
+  enum : uint8_t { kUnseen, kOnPath, kDone };
+  std::vector<uint8_t> state(plan.buffers.size(), kUnseen);
+  std::vector<size_t> path;
+  for (size_t start = 0; start < plan.buffers.size(); ++start) {
+    path.clear();
+    size_t b = start;
+    while (state[b] == kUnseen && plan.buffers[b].kind == BufferKind::kAlias) {
+      state[b] = kOnPath;
+      path.push_back(b);
+      b = static_cast<size_t>(plan.buffers[b].alias_of);  // in range: checked per buffer
+    }
+    if (state[b] == kOnPath) {
+      return Invalid(absl::StrCat(BufferLabel(b, plan.buffers[b].name),
+                                  " is part of an alias cycle"));
+    }
+    for (size_t p : path) state[p] = kDone;
+    state[b] = kDone;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateIoLists(const Plan& plan) {
+  const int64_t n = static_cast<int64_t>(plan.buffers.size());
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const int32_t b = plan.inputs[i];
+    if (b < 0 || b >= n) {
+      return Invalid(absl::StrCat("input ", i, " refers to buffer ", b, ", the plan has ", n));
+    }
+    const Buffer& buf = plan.buffers[b];
+    if (buf.kind != BufferKind::kInput || buf.io_index != static_cast<int32_t>(i)) {
+      return Invalid(absl::StrCat("input ", i, " refers to ", BufferLabel(b, buf.name),
+                                  ", which is not graph input ", i));
+    }
+  }
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const int32_t b = plan.outputs[i];
+    if (b < 0 || b >= n) {
+      return Invalid(absl::StrCat("output ", i, " refers to buffer ", b, ", the plan has ", n));
+    }
+    const Buffer& buf = plan.buffers[b];
+    // An output may also live in an arena (when a step reads it) or be an input or constant.
+    if (buf.kind == BufferKind::kOutput && buf.io_index != static_cast<int32_t>(i)) {
+      return Invalid(absl::StrCat("output ", i, " refers to ", BufferLabel(b, buf.name),
+                                  ", which is graph output ", buf.io_index));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateStep(const Plan& plan, size_t i) {
+  const Step& s = plan.steps[i];
+  const std::string label = StepLabel(i, s.name);
+  const int64_t n = static_cast<int64_t>(plan.buffers.size());
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    if (s.inputs[k] < -1 || s.inputs[k] >= n) {
+      return Invalid(absl::StrCat(label, " input ", k, " refers to buffer ", s.inputs[k],
+                                  ", the plan has ", n));
+    }
+  }
+  for (size_t k = 0; k < s.outputs.size(); ++k) {
+    const int32_t b = s.outputs[k];
+    if (b < 0 || b >= n) {
+      return Invalid(absl::StrCat(label, " output ", k, " refers to buffer ", b,
+                                  ", the plan has ", n));
+    }
+    const BufferKind kind = plan.buffers[b].kind;
+    if (kind == BufferKind::kConstant || kind == BufferKind::kInput) {
+      return Invalid(absl::StrCat(label, " output ", k, " writes ",
+                                  BufferLabel(b, plan.buffers[b].name), ", a ",
+                                  kind == BufferKind::kConstant ? "weight" : "graph input"));
+    }
+  }
+  if (!s.in_place.empty() && s.in_place.size() != s.outputs.size()) {
+    return Invalid(absl::StrCat(label, " has ", s.in_place.size(), " in-place entries for ",
+                                s.outputs.size(), " outputs"));
+  }
+  for (size_t k = 0; k < s.in_place.size(); ++k) {
+    const int32_t p = s.in_place[k];
+    if (p == -1) continue;
+    if (p < 0 || p >= static_cast<int64_t>(s.inputs.size()) || s.inputs[p] == -1) {
+      return Invalid(absl::StrCat(label, " output ", k, " is in place of input ", p,
+                                  ", which the step does not have"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---- reading ----
+
+// A read-only private mapping of a whole file, unmapped when the last reference goes.
+struct MappedFile {
+  std::shared_ptr<const void> mapping;
+  const uint8_t* data = nullptr;
+  int64_t size = 0;
+};
+
+absl::StatusOr<MappedFile> MapFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open file: ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
+  MappedFile file;
+  file.size = st.st_size;
+  if (file.size == 0) {
+    ::close(fd);
+    return file;
+  }
+  void* addr = ::mmap(nullptr, static_cast<size_t>(file.size), PROT_READ, MAP_PRIVATE, fd, 0);
+  const int mmap_errno = errno;
+  ::close(fd);
+  if (addr == MAP_FAILED) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot map file: ", std::strerror(mmap_errno)));
+  }
+  const size_t length = static_cast<size_t>(file.size);
+  file.mapping = std::shared_ptr<const void>(
+      addr, [length](const void* p) { ::munmap(const_cast<void*>(p), length); });
+  file.data = static_cast<const uint8_t*>(addr);
+  return file;
+}
+
+struct SectionView {
+  const uint8_t* data = nullptr;
+  int64_t size = 0;
+};
+
+// Checks the preamble, header, version and every section's bounds and hash. `path` prefixes
+// nothing here: the caller adds it.
+absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, SectionView* program,
+                           SectionView* weights) {
+  const int64_t fsize = file.size;
+  const int64_t magic_seen = std::min(fsize, kMagicBytes);
+  if (magic_seen > 0 && std::memcmp(file.data, kMagic, magic_seen) != 0) {
+    return absl::InvalidArgumentError("not a gcomp plan (bad magic)");
+  }
+  if (fsize < kPreambleBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "truncated plan file: the file has ", fsize, " bytes, the preamble needs ",
+        kPreambleBytes));
+  }
+  uint32_t header_size = 0;
+  for (int i = 0; i < 4; ++i) header_size |= uint32_t{file.data[kMagicBytes + i]} << (8 * i);
+  const int64_t header_end = kPreambleBytes + int64_t{header_size};
+  if (header_end > fsize) {
+    return absl::InvalidArgumentError(absl::StrCat("truncated plan file: header ends at byte ",
+                                                   header_end, ", the file has ", fsize));
+  }
+  if (header_size > static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) ||
+      !header->ParseFromArray(file.data + kPreambleBytes, static_cast<int>(header_size))) {
+    return absl::InvalidArgumentError("corrupt plan header (cannot parse it)");
+  }
+  if (header->format_version() > kPlanFormatVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan format version ", header->format_version(),
+                     " is newer than this gcomp reads (", kPlanFormatVersion, ")"));
+  }
+  if (header->format_version() == 0) {
+    return absl::InvalidArgumentError("corrupt plan header (format version 0)");
+  }
+  bool have_program = false, have_weights = false;
+  std::set<std::string> seen;
+  for (const plan::PlanSection& s : header->sections()) {
+    const std::string name = Quoted(s.name());
+    if (!seen.insert(s.name()).second) {
+      return absl::InvalidArgumentError(absl::StrCat("section ", name, " appears twice"));
+    }
+    uint64_t end = 0;
+    if (__builtin_add_overflow(s.offset(), s.size(), &end) ||
+        end > static_cast<uint64_t>(fsize)) {
+      const std::string end_text =
+          end >= s.offset() ? absl::StrCat(end) : std::string("beyond 2^64");
+      return absl::InvalidArgumentError(absl::StrCat("truncated plan file: section ", name,
+                                                     " ends at byte ", end_text,
+                                                     ", the file has ", fsize));
+    }
+    if (s.offset() % kPlanAlignment != 0 || s.offset() < static_cast<uint64_t>(header_end)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("corrupt plan header: section ", name, " at byte ", s.offset(),
+                       " is not ", kPlanAlignment, "-byte aligned after the header"));
+    }
+    SectionView view{file.data + s.offset(), static_cast<int64_t>(s.size())};
+    if (s.name() == kProgramSection) {
+      *program = view;
+      have_program = true;
+    } else if (s.name() == kWeightsSection) {
+      *weights = view;
+      have_weights = true;
+    }
+  }
+  // Everything outside the header and the sections is zero padding, and the file ends with the
+  // last section: no byte of the file escapes the hashes except the header itself.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const plan::PlanSection& s : header->sections()) ranges.emplace_back(s.offset(), s.size());
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t pos = static_cast<uint64_t>(header_end);
+  for (const auto& [offset, size] : ranges) {
+    if (offset < pos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("corrupt plan header: sections overlap at byte ", offset));
+    }
+    for (; pos < offset; ++pos) {
+      if (file.data[pos] != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("corrupt plan file: non-zero padding at byte ", pos));
+      }
+    }
+    pos = offset + size;
+  }
+  if (pos != static_cast<uint64_t>(fsize)) {
+    return absl::InvalidArgumentError(absl::StrCat("corrupt plan file: ", fsize - pos,
+                                                   " bytes after the last section"));
+  }
+  if (!have_program || !have_weights) {
+    return absl::InvalidArgumentError(absl::StrCat("corrupt plan header: no section ",
+                                                   Quoted(have_program ? kWeightsSection
+                                                                       : kProgramSection)));
+  }
+  // Hashed once the sections are known not to overlap: at most the file's size is hashed.
+  for (const plan::PlanSection& s : header->sections()) {
+    const uint8_t* data = s.size() > 0 ? file.data + s.offset() : nullptr;
+    if (XXH64(data, s.size(), 0) != s.xxh64()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("section ", Quoted(s.name()), " hash mismatch (corrupt file)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteAll(int fd, const uint8_t* data, int64_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, static_cast<size_t>(std::min<int64_t>(size, 1 << 30)));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(std::strerror(errno));
+    }
+    data += n;
+    size -= n;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SerializePlan(const Plan& plan) {
+  std::string out;
+  {
+    ASSIGN_OR_RETURN(out, SerializePrefix(plan));
+  }
+  if (plan.weights_bytes > 0) {
+    out.append(reinterpret_cast<const char*>(plan.weights), static_cast<size_t>(plan.weights_bytes));
+  }
+  return out;
+}
+
+absl::Status WritePlanFile(const Plan& plan, const std::string& path) {
+  std::string prefix;
+  {
+    ASSIGN_OR_RETURN(prefix, SerializePrefix(plan));
+  }
+  // Written to a temporary file renamed into place: a reader never maps a half-written plan.
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot write plan file: ", std::strerror(errno)));
+  }
+  absl::Status status =
+      WriteAll(fd, reinterpret_cast<const uint8_t*>(prefix.data()), prefix.size());
+  if (status.ok()) status = WriteAll(fd, plan.weights, plan.weights_bytes);
+  if (::close(fd) != 0 && status.ok()) status = absl::InternalError(std::strerror(errno));
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = absl::InternalError(std::strerror(errno));
+  }
+  if (!status.ok()) {
+    ::unlink(tmp.c_str());
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot write plan file: ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePlan(const Plan& plan) {
+  if (plan.max_batch < 1) return Invalid(absl::StrCat("max_batch is ", plan.max_batch));
+  if (plan.weights_bytes < 0 || (plan.weights_bytes > 0 && plan.weights == nullptr)) {
+    return Invalid(absl::StrCat("weight section of ", plan.weights_bytes, " bytes has no data"));
+  }
+  int64_t batch_arena_max = 0;
+  if (plan.batch_arena_bytes < 0 || plan.fixed_arena_bytes < 0 ||
+      plan.batch_peak_live_bytes < 0 || plan.fixed_peak_live_bytes < 0 ||
+      __builtin_mul_overflow(plan.batch_arena_bytes, plan.max_batch, &batch_arena_max)) {
+    return Invalid(absl::StrCat("arena sizes (batch ", plan.batch_arena_bytes, " x ",
+                                plan.max_batch, ", fixed ", plan.fixed_arena_bytes,
+                                ") are negative or overflow"));
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i) RETURN_IF_ERROR(ValidateBuffer(plan, i));
+  RETURN_IF_ERROR(ValidateAliasChains(plan));
+  RETURN_IF_ERROR(ValidateIoLists(plan));
+  for (size_t i = 0; i < plan.steps.size(); ++i) RETURN_IF_ERROR(ValidateStep(plan, i));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path) {
+  MappedFile file;
+  {
+    ASSIGN_OR_RETURN(file, MapFile(path));
+  }
+  auto with_path = [&path](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  };
+  plan::PlanHeader header;
+  SectionView program_bytes, weights;
+  if (absl::Status s = ReadContainer(file, &header, &program_bytes, &weights); !s.ok()) {
+    return with_path(s);
+  }
+  plan::PlanProgram program;
+  if (program_bytes.size > std::numeric_limits<int32_t>::max() ||
+      !program.ParseFromArray(program_bytes.data, static_cast<int>(program_bytes.size))) {
+    return with_path(absl::InvalidArgumentError("invalid plan: cannot parse the program section"));
+  }
+  auto plan = std::make_shared<Plan>();
+  plan->format_version = header.format_version();
+  plan->target = header.target();
+  plan->isa = header.isa();
+  plan->gcomp_version = header.gcomp_version();
+  plan->library_versions = header.library_versions();
+  plan->model = header.model();
+  plan->precision = header.precision();
+  plan->level = header.level();
+  plan->max_batch = header.max_batch();
+  if (absl::Status s = ProgramFromProto(program, plan.get()); !s.ok()) return with_path(s);
+  plan->weights = weights.data;
+  plan->weights_bytes = weights.size;
+  plan->mapping = file.mapping;
+  if (absl::Status s = ValidatePlan(*plan); !s.ok()) return with_path(s);
+  return std::shared_ptr<const Plan>(std::move(plan));
+}
+
+bool LooksLikePlan(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  char buf[kMagicBytes];
+  int64_t got = 0;
+  while (got < kMagicBytes) {
+    const ssize_t n = ::read(fd, buf + got, static_cast<size_t>(kMagicBytes - got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += n;
+  }
+  ::close(fd);
+  return got == kMagicBytes && std::memcmp(buf, kMagic, kMagicBytes) == 0;
+}
+
+}  // namespace gcomp::codegen

@@ -1,0 +1,37 @@
+// The plan file (DESIGN.md "File format"):
+//   bytes 0..7    magic "GCPLAN\0\n"
+//   bytes 8..11   header length H (little-endian u32)
+//   bytes 12..    PlanHeader (protobuf, deterministic serialization): format version, target, ISA,
+//                 gcomp and library versions, and per section: name, offset, size, XXH64 hash
+//   then sections, each at a 64-byte aligned offset: "program" (PlanProgram protobuf: buffers,
+//   steps, inputs/outputs, memory figures) and "weights" (raw packed bytes).
+// Loading maps the file (mmap), checks magic, version, sizes and every section's hash, and
+// validates the program (indices, offsets and sizes in range) before anything uses it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/plan.h"
+
+namespace gcomp::codegen {
+
+// The file's bytes. The same plan gives the same bytes (no map iteration order or pointers leak in).
+absl::StatusOr<std::string> SerializePlan(const Plan& plan);
+absl::Status WritePlanFile(const Plan& plan, const std::string& path);
+
+// Loads and validates a plan file; errors are InvalidArgument naming the file and what is wrong
+// (truncated, bad magic, newer format version, hash mismatch of section S, invalid program).
+// The returned plan's weights point into the mapping it keeps alive.
+absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path);
+
+// The checks ReadPlanFile makes on the program once the hashes match (buffer and step indices,
+// dims, dtypes, alias chains, offsets within the weights and arenas, inputs/outputs); errors are
+// InvalidArgument "invalid plan: ...". Codegen may call it before writing.
+absl::Status ValidatePlan(const Plan& plan);
+
+// Whether `bytes` start with the plan magic (the CLI uses it to tell a plan from an ONNX model).
+bool LooksLikePlan(const std::string& path);
+
+}  // namespace gcomp::codegen

@@ -1,0 +1,189 @@
+// The public runtime API (include/gcomp/gcomp.h) over codegen::Plan and runtime::Session.
+#include "include/gcomp/gcomp.h"
+
+#include <cstring>
+
+#include "codegen/plan_file.h"
+#include "runtime/session.h"
+
+namespace gcomp {
+namespace {
+
+Status FromAbsl(const absl::Status& s) {
+  StatusCode code = StatusCode::kInternal;
+  switch (s.code()) {
+    case absl::StatusCode::kOk:
+      return Status();
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      code = StatusCode::kInvalidArgument;
+      break;
+    case absl::StatusCode::kNotFound:
+      code = StatusCode::kNotFound;
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      code = StatusCode::kResourceExhausted;
+      break;
+    case absl::StatusCode::kUnimplemented:
+      code = StatusCode::kUnimplemented;
+      break;
+    default:
+      break;
+  }
+  return Status(code, std::string(s.message()));
+}
+
+DataType ToPublic(DType t) {
+  switch (t) {
+    case DType::kF32: return DataType::kFloat32;
+    case DType::kF16: return DataType::kFloat16;
+    case DType::kBF16: return DataType::kBFloat16;
+    case DType::kF8E4M3: return DataType::kFloat8E4M3;
+    case DType::kF64: return DataType::kFloat64;
+    case DType::kI64: return DataType::kInt64;
+    case DType::kI32: return DataType::kInt32;
+    case DType::kI8: return DataType::kInt8;
+    case DType::kU8: return DataType::kUInt8;
+    default: return DataType::kBool;
+  }
+}
+
+DType ToInternal(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return DType::kF32;
+    case DataType::kFloat16: return DType::kF16;
+    case DataType::kBFloat16: return DType::kBF16;
+    case DataType::kFloat8E4M3: return DType::kF8E4M3;
+    case DataType::kFloat64: return DType::kF64;
+    case DataType::kInt64: return DType::kI64;
+    case DataType::kInt32: return DType::kI32;
+    case DataType::kInt8: return DType::kI8;
+    case DataType::kUInt8: return DType::kU8;
+    default: return DType::kBool;
+  }
+}
+
+std::vector<TensorInfo> Infos(const codegen::Plan& p, const std::vector<int32_t>& ids) {
+  std::vector<TensorInfo> out;
+  for (int32_t id : ids) {
+    const codegen::Buffer& b = p.buffers[id];
+    TensorInfo t;
+    t.name = b.name;
+    t.dtype = ToPublic(b.dtype);
+    for (const codegen::LinearDim& d : b.dims) {
+      t.shape.push_back(d.At(1));
+      t.batch_dims.push_back(d.per_batch != 0);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Plan::Impl {
+  std::shared_ptr<const codegen::Plan> plan;
+};
+
+struct Session::Impl {
+  std::unique_ptr<runtime::Session> session;
+};
+
+const char* DataTypeName(DataType t) { return gcomp::DTypeName(ToInternal(t)); }
+size_t DataTypeSize(DataType t) { return gcomp::DTypeSize(ToInternal(t)); }
+
+HostTensor HostTensor::Float32(std::string name, std::vector<int64_t> shape, const std::vector<float>& values) {
+  HostTensor t;
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.data.resize(values.size() * sizeof(float));
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+int64_t HostTensor::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<float> HostTensor::ToFloat32() const {
+  const DType t = ToInternal(dtype);
+  if (!IsFloat(t)) return {};
+  std::vector<float> out(static_cast<size_t>(num_elements()));
+  if (data.size() != out.size() * DTypeSize(t)) return {};
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint8_t* p = data.data() + i * DTypeSize(t);
+    switch (t) {
+      case DType::kF32: std::memcpy(&out[i], p, 4); break;
+      case DType::kF16: { uint16_t h; std::memcpy(&h, p, 2); out[i] = HalfToFloat(h); break; }
+      case DType::kBF16: { uint16_t h; std::memcpy(&h, p, 2); out[i] = BFloat16ToFloat(h); break; }
+      case DType::kF8E4M3: out[i] = F8E4M3ToFloat(*p); break;
+      case DType::kF64: { double d; std::memcpy(&d, p, 8); out[i] = static_cast<float>(d); break; }
+      default: break;
+    }
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const Plan>> Plan::Load(const std::string& path) {
+  auto p = codegen::ReadPlanFile(path);
+  if (!p.ok()) return FromAbsl(p.status());
+  auto impl = std::make_shared<Impl>();
+  impl->plan = *p;
+  return std::make_shared<const Plan>(std::move(impl));
+}
+
+std::string Plan::target() const { return impl_->plan->target; }
+std::string Plan::precision() const { return impl_->plan->precision; }
+int64_t Plan::max_batch() const { return impl_->plan->max_batch; }
+std::vector<TensorInfo> Plan::inputs() const { return Infos(*impl_->plan, impl_->plan->inputs); }
+std::vector<TensorInfo> Plan::outputs() const { return Infos(*impl_->plan, impl_->plan->outputs); }
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Plan> plan, SessionOptions options) {
+  if (!plan) return Status(StatusCode::kInvalidArgument, "no plan");
+  runtime::SessionOptions o;
+  o.threads = options.threads;
+  auto s = runtime::Session::Create(plan->impl().plan, o);
+  if (!s.ok()) return FromAbsl(s.status());
+  auto impl = std::make_unique<Impl>();
+  impl->session = std::move(*s);
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inputs) {
+  std::map<std::string, Tensor> feeds;
+  for (const HostTensor& h : inputs) {
+    auto t = Tensor::Zeros(ToInternal(h.dtype), h.shape);
+    if (!t.ok()) return FromAbsl(t.status());
+    if (t->nbytes() != h.data.size()) {
+      return Status(StatusCode::kInvalidArgument,
+                    "input '" + h.name + "' has " + std::to_string(h.data.size()) + " bytes, its shape needs " +
+                        std::to_string(t->nbytes()));
+    }
+    std::memcpy(t->mutable_data(), h.data.data(), h.data.size());
+    feeds[h.name] = std::move(*t);
+  }
+  auto outs = impl_->session->Run(feeds);
+  if (!outs.ok()) return FromAbsl(outs.status());
+  std::vector<HostTensor> result;
+  const codegen::Plan& p = impl_->session->plan();
+  for (size_t k = 0; k < outs->size(); ++k) {
+    const Tensor& t = (*outs)[k];
+    HostTensor h;
+    h.name = p.buffers[p.outputs[k]].name;
+    h.dtype = ToPublic(t.dtype());
+    h.shape = t.dims();
+    h.data.assign(t.data(), t.data() + t.nbytes());
+    result.push_back(std::move(h));
+  }
+  return result;
+}
+
+std::map<std::string, int64_t> Session::kernel_launches() const { return impl_->session->launches(); }
+
+}  // namespace gcomp

@@ -1,0 +1,391 @@
+// oneDNN 2.6 kernels: FusedConv as convolution_forward, FusedGemm / MatMul as matmul, the epilogue
+// as the bias argument plus post-ops (sum for the residual, eltwise for the activation).
+//
+// Weights: `pack` creates the primitive for the plan's maximum batch, reorders W (or B) into the
+// layout the primitive prefers (format_tag::any) and records that memory descriptor in the
+// format string ("onednn2.6:" + the hex bytes of dnnl_memory_desc_t, a plain C struct in 2.x).
+// `create` rebuilds the primitive for the session's batch; when it prefers another layout than
+// the packed one (or the weights are plain, format ""), it reorders once into kernel-owned memory.
+// Storage types: f32, or bf16 src/weights/dst (native on avx512_core_bf16 and later, fp32
+// accumulation, bias kept in fp32). f16 is declined (the OpenBLAS kernels convert it).
+// alpha is folded into the weights when they are reordered (a single scale, exact up to one
+// rounding of each weight).
+#include <omp.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "oneapi/dnnl/dnnl.hpp"
+#include "runtime/cpu/blas/backends.h"
+#include "runtime/cpu/blas/entries.h"
+#include "runtime/cpu/blas/fused_params.h"
+
+namespace gcomp::cpu::blas {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+constexpr char kFormatPrefix[] = "onednn2.6:";
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dt ToDt(DType t) { return t == DType::kBF16 ? dt::bf16 : dt::f32; }
+
+absl::Status DnnlError(const KernelSpec& spec, const dnnl::error& e) {
+  return absl::InternalError(absl::StrCat("node '", spec.name, "' (", spec.op, "): oneDNN: ", e.what()));
+}
+
+std::string EncodeDesc(const memory::desc& d) {
+  static const char kHex[] = "0123456789abcdef";
+  const auto* b = reinterpret_cast<const uint8_t*>(&d.data);
+  std::string s = kFormatPrefix;
+  for (size_t i = 0; i < sizeof(d.data); ++i) {
+    s.push_back(kHex[b[i] >> 4]);
+    s.push_back(kHex[b[i] & 15]);
+  }
+  return s;
+}
+
+std::optional<memory::desc> DecodeDesc(const std::string& f) {
+  const size_t p = sizeof(kFormatPrefix) - 1;
+  if (f.compare(0, p, kFormatPrefix) != 0 || f.size() != p + 2 * sizeof(dnnl_memory_desc_t)) return std::nullopt;
+  dnnl_memory_desc_t md;
+  auto* b = reinterpret_cast<uint8_t*>(&md);
+  auto nib = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i < sizeof(md); ++i) b[i] = static_cast<uint8_t>(nib(f[p + 2 * i]) << 4 | nib(f[p + 2 * i + 1]));
+  return memory::desc(md);
+}
+
+// Storage types oneDNN runs here: all f32, or bf16 activations (weights converted to bf16).
+bool DtypesSupported(DType act) { return act == DType::kF32 || act == DType::kBF16; }
+
+dnnl::primitive_attr MakeAttr(const Epilogue& e) {
+  dnnl::post_ops ops;
+  if (e.has_residual) ops.append_sum(1.0f);
+  switch (e.act) {
+    case Act::kRelu:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      break;
+    case Act::kClip:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, e.lo, e.hi);
+      break;
+    case Act::kGelu:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+      break;
+    case Act::kGeluTanh:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+      break;
+    case Act::kNone:
+      break;
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+// omp_set_num_threads is process-wide: it sets the OpenMP team size of every later parallel
+// region of this thread (oneDNN's and ours), not a per-kernel pool. Kernels set it before they
+// create or execute a primitive so that each step runs with its session's thread count.
+void SetThreads(int threads) { omp_set_num_threads(threads > 0 ? threads : 1); }
+
+// A primitive descriptor plus the plain layout of its weights as the graph stores them.
+struct Design {
+  dnnl::primitive_desc pd;
+  memory::desc src, weights, dst, bias, plain_weights;
+  tag plain_tag = tag::ab;
+  bool has_bias = false;
+};
+
+absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
+  try {
+    const dt a = ToDt(p.dtype);
+    const tag t = p.nhwc ? tag::nhwc : tag::nchw;
+    Design d;
+    d.src = memory::desc({p.n, p.c, p.h, p.w}, a, t);
+    d.dst = memory::desc({p.n, p.cout, p.ho, p.wo}, a, t);
+    memory::desc wany;
+    if (p.group == 1) {
+      wany = memory::desc({p.cout, p.c, p.kh, p.kw}, a, tag::any);
+      d.plain_tag = tag::oihw;
+      d.plain_weights = memory::desc({p.cout, p.c, p.kh, p.kw}, ToDt(p.wdtype), d.plain_tag);
+    } else {
+      memory::dims wd = {p.group, p.cout / p.group, p.c / p.group, p.kh, p.kw};
+      wany = memory::desc(wd, a, tag::any);
+      d.plain_tag = tag::goihw;
+      d.plain_weights = memory::desc(wd, ToDt(p.wdtype), d.plain_tag);
+    }
+    if (p.epi.has_bias) d.bias = memory::desc({p.cout}, dt::f32, tag::a);
+    d.has_bias = p.epi.has_bias;
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                         d.src, wany, d.bias, d.dst, {p.sh, p.sw}, {p.dh - 1, p.dw - 1},
+                                         {p.pt, p.pl}, {p.pb, p.pr});
+    dnnl::convolution_forward::primitive_desc pd(desc, MakeAttr(p.epi), Engine());
+    d.weights = pd.weights_desc();
+    d.pd = pd;
+    return d;
+  } catch (const dnnl::error& e) {
+    return DnnlError(spec, e);
+  }
+}
+
+absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
+  try {
+    const dt a = ToDt(p.dtype);
+    Design d;
+    d.src = memory::desc({p.m, p.k}, a, tag::ab);
+    d.dst = memory::desc({p.m, p.n}, a, tag::ab);
+    d.plain_tag = p.trans_b ? tag::ba : tag::ab;
+    d.plain_weights = memory::desc({p.k, p.n}, ToDt(p.wdtype), d.plain_tag);
+    if (p.epi.has_bias) d.bias = memory::desc({1, p.n}, dt::f32, tag::ab);
+    d.has_bias = p.epi.has_bias;
+    dnnl::matmul::desc desc(d.src, memory::desc({p.k, p.n}, a, tag::any), d.bias, d.dst);
+    dnnl::matmul::primitive_desc pd(desc, MakeAttr(p.epi), Engine());
+    d.weights = pd.weights_desc();
+    d.pd = pd;
+    return d;
+  } catch (const dnnl::error& e) {
+    return DnnlError(spec, e);
+  }
+}
+
+// Reorders the weights operand (plain, or packed as `from`) into `to`, scaling by `scale`.
+absl::Status ReorderWeights(const KernelSpec& spec, const Design& d, const std::optional<memory::desc>& from,
+                            float scale, std::vector<uint8_t>* out) {
+  const Operand& w = spec.inputs[1];
+  try {
+    std::vector<float> staged;
+    memory::desc src_md = from ? *from : d.plain_weights;
+    const void* src = w.constant;
+    if (!from) {
+      if (w.constant_bytes != NumElements(w.dims) * DTypeSize(w.dtype)) {
+        return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': weights have ", w.constant_bytes,
+                                                       " bytes, expected ", NumElements(w.dims) * DTypeSize(w.dtype)));
+      }
+      if (w.dtype == DType::kF16 || scale != 1.0f) {
+        ASSIGN_OR_RETURN(staged, ConstantF32(spec, 1));
+        for (float& v : staged) v *= scale;
+        src_md = memory::desc(d.plain_weights.dims(), dt::f32, d.plain_tag);
+        src = staged.data();
+      }
+    } else if (w.constant_bytes != from->get_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': packed weights have ", w.constant_bytes,
+                                                     " bytes, their format says ", from->get_size()));
+    }
+    out->assign(d.weights.get_size(), 0);
+    memory src_mem(src_md, Engine(), const_cast<void*>(src));
+    memory dst_mem(d.weights, Engine(), out->data());
+    dnnl::stream s(Engine());
+    dnnl::reorder(src_mem, dst_mem).execute(s, src_mem, dst_mem);
+    s.wait();
+    return absl::OkStatus();
+  } catch (const dnnl::error& e) {
+    return DnnlError(spec, e);
+  }
+}
+
+absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const Design& d, float scale) {
+  Packed p;
+  if (index != 1) {  // bias: stored plain
+    const Operand& o = spec.inputs[index];
+    p.bytes.assign(o.constant, o.constant + o.constant_bytes);
+    return p;
+  }
+  RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, scale, &p.bytes));
+  p.format = EncodeDesc(d.weights);
+  return p;
+}
+
+class OneDnnKernel : public Kernel {
+ public:
+  absl::Status Init(const KernelSpec& spec, const Design& d, float scale, bool has_residual) {
+    name_ = spec.name;
+    threads_ = spec.threads;
+    has_residual_ = has_residual;
+    dst_bytes_ = d.dst.get_size();
+    try {
+      const Operand& w = spec.inputs[1];
+      std::optional<memory::desc> from;
+      if (!w.format.empty()) {
+        from = DecodeDesc(w.format);
+        if (!from) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("node '", spec.name, "': weights format '", w.format.substr(0, 40), "...' is not oneDNN 2.6's"));
+        }
+      }
+      if (from && *from == d.weights) {
+        if (w.constant_bytes != d.weights.get_size()) {
+          return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': packed weights have ",
+                                                         w.constant_bytes, " bytes, expected ", d.weights.get_size()));
+        }
+        weights_ = w.constant;
+      } else {
+        RETURN_IF_ERROR(ReorderWeights(spec, d, from, from ? 1.0f : scale, &owned_weights_));
+        weights_ = owned_weights_.data();
+      }
+      if (d.has_bias) {
+        ASSIGN_OR_RETURN(bias_, ConstantF32(spec, kBiasInput));
+        bias_mem_ = memory(d.bias, Engine(), bias_.data());
+      }
+      SetThreads(threads_);
+      prim_ = dnnl::primitive(d.pd);
+      src_mem_ = memory(d.src, Engine(), DNNL_MEMORY_NONE);
+      dst_mem_ = memory(d.dst, Engine(), DNNL_MEMORY_NONE);
+      wei_mem_ = memory(d.weights, Engine(), const_cast<uint8_t*>(weights_));
+      stream_ = dnnl::stream(Engine());
+    } catch (const dnnl::error& e) {
+      return DnnlError(spec, e);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    if (has_residual_ && outputs[0] != inputs[kResidualInput]) {
+      std::memcpy(outputs[0], inputs[kResidualInput], dst_bytes_);
+    }
+    try {
+      SetThreads(threads_);
+      src_mem_.set_data_handle(const_cast<void*>(inputs[0]));
+      dst_mem_.set_data_handle(outputs[0]);
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, wei_mem_}, {DNNL_ARG_DST, dst_mem_}};
+      if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, bias_mem_);
+      prim_.execute(stream_, args);
+      stream_.wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string name_;
+  int threads_ = 1;
+  bool has_residual_ = false;
+  size_t dst_bytes_ = 0;
+  const uint8_t* weights_ = nullptr;
+  std::vector<uint8_t> owned_weights_;
+  std::vector<float> bias_;
+  dnnl::primitive prim_;
+  memory src_mem_, dst_mem_, wei_mem_, bias_mem_;
+  dnnl::stream stream_;
+};
+
+template <typename Params>
+absl::StatusOr<std::unique_ptr<Kernel>> MakeKernel(const KernelSpec& spec, const Params& p, const Design& d,
+                                                   float scale) {
+  auto k = std::make_unique<OneDnnKernel>();
+  RETURN_IF_ERROR(k->Init(spec, d, scale, p.epi.has_residual));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+absl::Status Declined(const KernelSpec& spec, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): oneDNN kernel: ", why));
+}
+
+KernelEntry GemmLikeEntry(const std::string& id, const std::string& op) {
+  KernelEntry e;
+  e.id = id;
+  e.op = op;
+  e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
+                               " matmul, weights reordered to its preferred layout, epilogue as post-ops");
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::string why;
+    std::optional<GemmParams> p = ParseGemm(spec, &why);
+    if (!p || !DtypesSupported(p->dtype)) return std::nullopt;
+    if (!GemmDesign(spec, *p).ok()) return std::nullopt;
+    return absl::StrCat("oneDNN matmul (", DescribeGemm(*p), ")");
+  };
+  e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
+    std::string why;
+    std::optional<GemmParams> p = ParseGemm(spec, &why);
+    if (!p) return Declined(spec, why);
+    ASSIGN_OR_RETURN(Design d, GemmDesign(spec, *p));
+    return PackWeights(spec, index, d, p->alpha);
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    std::string why;
+    std::optional<GemmParams> p = ParseGemm(spec, &why);
+    if (!p) return Declined(spec, why);
+    SetThreads(spec.threads);
+    ASSIGN_OR_RETURN(Design d, GemmDesign(spec, *p));
+    return MakeKernel(spec, *p, d, p->alpha);
+  };
+  return e;
+}
+
+}  // namespace
+
+KernelEntry OneDnnConvEntry() {
+  KernelEntry e;
+  e.id = "cpu.onednn.conv";
+  e.op = "FusedConv";
+  e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
+                               " convolution (NHWC/NCHW activations), weights reordered to its preferred layout, "
+                               "bias + residual (sum) + activation as post-ops");
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::string why;
+    std::optional<ConvParams> p = ParseConv(spec, &why);
+    if (!p || !DtypesSupported(p->dtype)) return std::nullopt;
+    if (!ConvDesign(spec, *p).ok()) return std::nullopt;
+    return absl::StrCat("oneDNN convolution (", DescribeConv(*p), ")");
+  };
+  e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
+    std::string why;
+    std::optional<ConvParams> p = ParseConv(spec, &why);
+    if (!p) return Declined(spec, why);
+    ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
+    return PackWeights(spec, index, d, 1.0f);
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    std::string why;
+    std::optional<ConvParams> p = ParseConv(spec, &why);
+    if (!p) return Declined(spec, why);
+    SetThreads(spec.threads);
+    ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
+    return MakeKernel(spec, *p, d, 1.0f);
+  };
+  return e;
+}
+
+KernelEntry OneDnnGemmEntry() { return GemmLikeEntry("cpu.onednn.gemm", "FusedGemm"); }
+KernelEntry OneDnnMatMulEntry() { return GemmLikeEntry("cpu.onednn.matmul", "MatMul"); }
+
+}  // namespace gcomp::cpu::blas
+
+namespace gcomp::cpu {
+
+std::string CpuIsa() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41:
+      return "sse41";
+    case dnnl_cpu_isa_avx:
+      return "avx";
+    case dnnl_cpu_isa_avx2:
+      return "avx2";
+    case dnnl_cpu_isa_avx2_vnni:
+      return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic:
+      return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core:
+      return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return absl::StrCat("isa_0x", absl::Hex(static_cast<int>(dnnl_get_effective_cpu_isa())));
+  }
+}
+
+}  // namespace gcomp::cpu

@@ -1,0 +1,68 @@
+// Helpers shared by gcomp's own CPU kernels (runtime/cpu/own/): operand checks, constant integer
+// inputs, a vectorized exp, and the entry constructors each kernel file defines.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/kernel.h"
+
+namespace gcomp::cpu::own {
+
+// The storage types the float kernels load and store (math is fp32).
+inline bool IsStorageFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+// Whether every listed input (and every output) is present, and no output shares an input's memory.
+bool PresentAndNotInPlace(const KernelSpec& spec);
+
+// The int64 values of a constant integer operand (i64 or i32, plain layout); nullopt otherwise.
+std::optional<std::vector<int64_t>> ConstantInts(const Operand& op);
+
+// Row-major strides of `dims` in elements.
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+
+// exp(x) on 8 lanes: range reduction by ln 2 and a degree-6 polynomial, ~2 ulp for x in
+// [-87, 88]; smaller x give 0-ish tiny values, -inf gives 0.
+inline __m256 Exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.0f), hi = _mm256_set1_ps(88.0f);
+  const __m256 is_neg_inf = _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ);
+  x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 r2 = _mm256_mul_ps(r, r);
+  p = _mm256_fmadd_ps(p, r2, r);
+  p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  return _mm256_andnot_ps(is_neg_inf, y);
+}
+
+// x[i] = exp(x[i] - shift) for i < n; returns the sum of the results.
+float ExpShiftedInPlace(float* x, int64_t n, float shift);
+
+// Entries, one per kernel family (each file defines its own).
+KernelEntry AttentionEntry();
+KernelEntry LayerNormEntry();
+KernelEntry SoftmaxEntry();
+KernelEntry TransposeEntry();
+KernelEntry SliceEntry();
+KernelEntry ConcatEntry();
+KernelEntry PoolEntry();
+KernelEntry ReduceMeanEntry();
+KernelEntry ElementwiseEntry();
+KernelEntry CastEntry();
+
+}  // namespace gcomp::cpu::own

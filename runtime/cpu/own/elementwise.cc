@@ -1,0 +1,284 @@
+// cpu.elementwise: Add, Sub, Mul, Div with numpy broadcasting and Relu on f32/f16/bf16 storage;
+// cpu.cast: Cast between f32, f16 and bf16.
+//
+// Binary ops collapse the output into [rows, run]: adjacent axes merge while both inputs stay
+// contiguous (or both broadcast) across them, so each input is either a contiguous run or one
+// repeated value along the innermost axis. Rows and chunks of long runs spread over threads;
+// reduced-precision operands go through fp32 chunks.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/cpu/own/common.h"
+
+namespace gcomp::cpu::own {
+namespace {
+
+constexpr int64_t kChunk = 2048;
+
+enum class Op { kAdd, kSub, kMul, kDiv, kRelu };
+
+std::optional<Op> OpOf(const std::string& name) {
+  if (name == "Add") return Op::kAdd;
+  if (name == "Sub") return Op::kSub;
+  if (name == "Mul") return Op::kMul;
+  if (name == "Div") return Op::kDiv;
+  if (name == "Relu") return Op::kRelu;
+  return std::nullopt;
+}
+
+struct ElementwisePlan {
+  Op op = Op::kAdd;
+  DType a_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
+  std::vector<int64_t> dims;        // collapsed output dims
+  std::vector<int64_t> sa, sb;      // element strides of a and b per collapsed axis (0: broadcast)
+  int64_t total = 0;
+};
+
+std::optional<ElementwisePlan> ResolveElementwise(const KernelSpec& spec) {
+  std::optional<Op> op = OpOf(spec.op);
+  if (!op) return std::nullopt;
+  const size_t n_in = *op == Op::kRelu ? 1 : 2;
+  if (spec.inputs.size() != n_in || spec.outputs.size() != 1 || !spec.outputs[0].present) return std::nullopt;
+  const Operand& y = spec.outputs[0];
+  ElementwisePlan p;
+  p.op = *op;
+  p.y_type = y.dtype;
+  p.a_type = spec.inputs[0].dtype;
+  p.b_type = n_in == 2 ? spec.inputs[1].dtype : p.a_type;
+  for (const Operand& in : spec.inputs) {
+    if (!in.present || !IsStorageFloat(in.dtype) || in.dtype != y.dtype || in.dims.size() > y.dims.size()) {
+      return std::nullopt;
+    }
+  }
+  // In place is only safe when the aliased input is read at the output's own positions.
+  for (size_t k = 0; k < spec.in_place.size(); ++k) {
+    const int i = spec.in_place[k];
+    if (i >= 0 && (static_cast<size_t>(i) >= spec.inputs.size() || spec.inputs[i].dims != y.dims)) return std::nullopt;
+  }
+  const size_t r = y.dims.size();
+  std::vector<int64_t> sa(r, 0), sb(r, 0);
+  auto strides = [&](const Operand& in, std::vector<int64_t>& s) -> bool {
+    const size_t off = r - in.dims.size();
+    int64_t stride = 1;
+    for (size_t i = r; i-- > off;) {
+      const int64_t d = in.dims[i - off];
+      if (d != y.dims[i] && d != 1) return false;
+      s[i] = d == 1 ? 0 : stride;
+      stride *= d;
+    }
+    return true;
+  };
+  if (!strides(spec.inputs[0], sa)) return std::nullopt;
+  if (n_in == 2 && !strides(spec.inputs[1], sb)) return std::nullopt;
+  if (n_in == 1) sb = sa;
+  p.total = NumElements(y.dims);
+  // Collapse from the innermost axis, skipping unit axes.
+  for (size_t i = r; i-- > 0;) {
+    if (y.dims[i] == 1) continue;
+    if (!p.dims.empty()) {
+      const size_t j = p.dims.size() - 1;  // the axis just inside this one
+      // Stride 0 on both (broadcast) or contiguous across the two axes, for each input.
+      const bool a_ok = sa[i] == p.sa[j] * p.dims[j];
+      const bool b_ok = sb[i] == p.sb[j] * p.dims[j];
+      if (a_ok && b_ok) {
+        p.dims[j] *= y.dims[i];
+        continue;
+      }
+    }
+    p.dims.push_back(y.dims[i]);
+    p.sa.push_back(sa[i]);
+    p.sb.push_back(sb[i]);
+  }
+  if (p.dims.empty()) {
+    p.dims = {1};
+    p.sa = {0};
+    p.sb = {0};
+  }
+  std::reverse(p.dims.begin(), p.dims.end());
+  std::reverse(p.sa.begin(), p.sa.end());
+  std::reverse(p.sb.begin(), p.sb.end());
+  return p;
+}
+
+template <Op kOp>
+void Apply(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+  auto f = [](float x, float z) {
+    if constexpr (kOp == Op::kAdd) return x + z;
+    if constexpr (kOp == Op::kSub) return x - z;
+    if constexpr (kOp == Op::kMul) return x * z;
+    if constexpr (kOp == Op::kDiv) return x / z;
+    return x > 0.0f ? x : (x < 0.0f ? 0.0f : x);
+  };
+  if (sa == 1 && sb == 1) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+  } else if (sa == 1) {
+    const float bv = b[0];
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], bv);
+  } else if (sb == 1) {
+    const float av = a[0];
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f(av, b[i]);
+  } else {
+    const float v = f(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) y[i] = v;
+  }
+}
+
+using ApplyFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t);
+
+ApplyFn FnOf(Op op) {
+  switch (op) {
+    case Op::kAdd: return Apply<Op::kAdd>;
+    case Op::kSub: return Apply<Op::kSub>;
+    case Op::kMul: return Apply<Op::kMul>;
+    case Op::kDiv: return Apply<Op::kDiv>;
+    case Op::kRelu: break;
+  }
+  return Apply<Op::kRelu>;
+}
+
+class ElementwiseKernel : public Kernel {
+ public:
+  ElementwiseKernel(ElementwisePlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {
+    bufs_.assign(threads_, std::vector<float>(3 * kChunk));
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    if (p_.total == 0) return absl::OkStatus();
+    const auto* a = static_cast<const uint8_t*>(inputs[0]);
+    const auto* b = static_cast<const uint8_t*>(inputs.size() > 1 ? inputs[1] : inputs[0]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const ApplyFn fn = FnOf(p_.op);
+    const int64_t r = static_cast<int64_t>(p_.dims.size());
+    const int64_t run = p_.dims.back(), rows = p_.total / run;
+    const int64_t sa = p_.sa.back(), sb = p_.sb.back();
+    const int64_t chunks = (run + kChunk - 1) / kChunk, tasks = rows * chunks;
+    const size_t es = DTypeSize(p_.y_type);
+    const bool f32 = p_.y_type == DType::kF32;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1 && tasks > 1)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t row = t / chunks, j0 = (t % chunks) * kChunk, len = std::min(kChunk, run - j0);
+      int64_t o = row, oa = 0, ob = 0;
+      for (int64_t k = r - 2; k >= 0; --k) {
+        const int64_t idx = o % p_.dims[k];
+        o /= p_.dims[k];
+        oa += idx * p_.sa[k];
+        ob += idx * p_.sb[k];
+      }
+      oa += j0 * sa;
+      ob += j0 * sb;
+      const int64_t out = row * run + j0;
+      if (f32) {
+        fn(reinterpret_cast<const float*>(a) + oa, sa, reinterpret_cast<const float*>(b) + ob, sb,
+           reinterpret_cast<float*>(y) + out, len);
+        continue;
+      }
+      float* buf = bufs_[omp_get_thread_num()].data();
+      float *fa = buf, *fb = buf + kChunk, *fy = buf + 2 * kChunk;
+      LoadF32(p_.a_type, a + oa * es, fa, sa ? len : 1);
+      LoadF32(p_.b_type, b + ob * es, fb, sb ? len : 1);
+      fn(fa, sa, fb, sb, fy, len);
+      StoreF32(p_.y_type, fy, y + out * es, len);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  ElementwisePlan p_;
+  int threads_;
+  std::vector<std::vector<float>> bufs_;
+};
+
+// ---- Cast ---------------------------------------------------------------------------------
+
+class CastKernel : public Kernel {
+ public:
+  CastKernel(DType from, DType to, int64_t n, int threads)
+      : from_(from), to_(to), n_(n), threads_(std::max(1, threads)) {
+    bufs_.assign(threads_, std::vector<float>(kChunk));
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const auto* x = static_cast<const uint8_t*>(inputs[0]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t xs = DTypeSize(from_), ys = DTypeSize(to_);
+    const int64_t chunks = (n_ + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1 && chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t i0 = c * kChunk, len = std::min(kChunk, n_ - i0);
+      if (from_ == to_) {
+        std::memcpy(y + i0 * ys, x + i0 * xs, static_cast<size_t>(len) * xs);
+      } else if (from_ == DType::kF32) {
+        StoreF32(to_, reinterpret_cast<const float*>(x) + i0, y + i0 * ys, len);
+      } else if (to_ == DType::kF32) {
+        LoadF32(from_, x + i0 * xs, reinterpret_cast<float*>(y) + i0, len);
+      } else {
+        float* buf = bufs_[omp_get_thread_num()].data();
+        LoadF32(from_, x + i0 * xs, buf, len);
+        StoreF32(to_, buf, y + i0 * ys, len);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DType from_, to_;
+  int64_t n_;
+  int threads_;
+  std::vector<std::vector<float>> bufs_;
+};
+
+bool AcceptsCast(const KernelSpec& spec) {
+  if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return false;
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  return x.present && IsStorageFloat(x.dtype) && IsStorageFloat(y.dtype) && x.dims == y.dims &&
+         DTypeFromName(spec.attrs->GetString("to", "")) == y.dtype;
+}
+
+}  // namespace
+
+KernelEntry ElementwiseEntry() {
+  KernelEntry e;
+  e.id = "cpu.elementwise";
+  e.op = "";  // Add, Sub, Mul, Div, Relu
+  e.description = "Add/Sub/Mul/Div with broadcasting and Relu on float storage, vectorized runs";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<ElementwisePlan> p = ResolveElementwise(spec);
+    if (!p) return std::nullopt;
+    return absl::StrCat("own elementwise ", spec.op, ": runs of ", p->dims.back(),
+                        p->sa.back() == 1 && p->sb.back() == 1 ? "" : " (broadcast)");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    std::optional<ElementwisePlan> p = ResolveElementwise(spec);
+    if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.elementwise does not run it"));
+    return std::unique_ptr<Kernel>(new ElementwiseKernel(std::move(*p), spec.threads));
+  };
+  return e;
+}
+
+KernelEntry CastEntry() {
+  KernelEntry e;
+  e.id = "cpu.cast";
+  e.op = "Cast";
+  e.description = "Cast between f32, f16 and bf16";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    if (!AcceptsCast(spec)) return std::nullopt;
+    return absl::StrCat("own cast ", DTypeName(spec.inputs[0].dtype), " -> ", DTypeName(spec.outputs[0].dtype));
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    if (!AcceptsCast(spec)) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.cast does not run it"));
+    }
+    return std::unique_ptr<Kernel>(new CastKernel(spec.inputs[0].dtype, spec.outputs[0].dtype,
+                                                  NumElements(spec.inputs[0].dims), spec.threads));
+  };
+  return e;
+}
+
+}  // namespace gcomp::cpu::own

@@ -1,0 +1,12 @@
+// gcomp's own CPU kernel entries of the cpu table.
+#pragma once
+
+#include <vector>
+
+#include "runtime/cpu/kernel.h"
+
+namespace gcomp::cpu {
+
+std::vector<KernelEntry> OwnKernelEntries();
+
+}  // namespace gcomp::cpu

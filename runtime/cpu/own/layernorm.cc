@@ -1,0 +1,223 @@
+// cpu.layernorm (LayerNorm, and LayerNormalization with only its Y output) and cpu.softmax:
+// row-wise kernels, rows spread over threads, each row loaded to fp32, statistics in fp32 with
+// vectorized (omp simd) reductions, stored back in the storage type.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/cpu/own/common.h"
+
+namespace gcomp::cpu::own {
+namespace {
+
+// Normalized axis or nullopt.
+std::optional<int64_t> Axis(int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return axis < 0 ? axis + r : axis;
+}
+
+// Whether `p` (a Scale or B operand) broadcasts to x's dims as one value per position of the
+// normalized row (dims [axis, rank) of x) and is the same for every row.
+bool PerRow(const Operand& p, const std::vector<int64_t>& x, int64_t axis, int64_t len) {
+  if (p.dims.size() > x.size() || NumElements(p.dims) != len) return false;
+  const size_t off = x.size() - p.dims.size();
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    const int64_t xa = static_cast<int64_t>(off + i);
+    if (xa < axis ? p.dims[i] != 1 : p.dims[i] != x[xa]) return false;
+  }
+  return true;
+}
+
+struct LayerNormShape {
+  int64_t rows = 0, len = 0;
+  float epsilon = 1e-5f;
+  bool has_bias = false;
+  DType x_type = DType::kF32, s_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
+};
+
+std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
+  if (spec.op != "LayerNorm" && spec.op != "LayerNormalization") return std::nullopt;
+  if (spec.inputs.size() < 2 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
+  for (size_t i = 1; i < spec.outputs.size(); ++i) {
+    if (spec.outputs[i].present) return std::nullopt;  // mean / inv_std outputs
+  }
+  const Operand& x = spec.inputs[0];
+  std::optional<int64_t> axis = Axis(spec.attrs->GetInt("axis", -1), x.dims.size());
+  if (!axis || x.dims.empty()) return std::nullopt;
+  LayerNormShape s;
+  s.len = 1;
+  for (size_t i = *axis; i < x.dims.size(); ++i) s.len *= x.dims[i];
+  s.rows = s.len ? NumElements(x.dims) / s.len : 0;
+  s.epsilon = spec.attrs->GetFloat("epsilon", 1e-5f);
+  s.has_bias = spec.inputs.size() > 2 && spec.inputs[2].present;
+  const Operand& scale = spec.inputs[1];
+  if (!scale.present || !PerRow(scale, x.dims, *axis, s.len)) return std::nullopt;
+  if (s.has_bias && !PerRow(spec.inputs[2], x.dims, *axis, s.len)) return std::nullopt;
+  if (!IsStorageFloat(x.dtype) || !IsStorageFloat(scale.dtype) || !IsStorageFloat(spec.outputs[0].dtype)) {
+    return std::nullopt;
+  }
+  if (s.has_bias && !IsStorageFloat(spec.inputs[2].dtype)) return std::nullopt;
+  if (spec.outputs[0].dims != x.dims || s.len < 1) return std::nullopt;
+  s.x_type = x.dtype;
+  s.s_type = scale.dtype;
+  s.b_type = s.has_bias ? spec.inputs[2].dtype : DType::kF32;
+  s.y_type = spec.outputs[0].dtype;
+  return s;
+}
+
+class LayerNormKernel : public Kernel {
+ public:
+  LayerNormKernel(const LayerNormShape& s, int threads) : s_(s), threads_(std::max(1, threads)) {
+    rows_.assign(threads_, std::vector<float>(s_.len));
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const int64_t len = s_.len;
+    // Scale and bias in fp32 (they may change between runs when not constant).
+    scale_.resize(len);
+    LoadF32(s_.s_type, inputs[1], scale_.data(), len);
+    bias_.assign(len, 0.0f);
+    if (s_.has_bias) LoadF32(s_.b_type, inputs[2], bias_.data(), len);
+    const auto* x = static_cast<const uint8_t*>(inputs[0]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t xs = DTypeSize(s_.x_type), ys = DTypeSize(s_.y_type);
+    const float* scale = scale_.data();
+    const float* bias = bias_.data();
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+    for (int64_t r = 0; r < s_.rows; ++r) {
+      float* row = rows_[omp_get_thread_num()].data();
+      LoadF32(s_.x_type, x + r * len * xs, row, len);
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < len; ++j) sum += row[j];
+      const float mean = sum / static_cast<float>(len);
+      float sq = 0.0f;
+#pragma omp simd reduction(+ : sq)
+      for (int64_t j = 0; j < len; ++j) sq += (row[j] - mean) * (row[j] - mean);
+      const float inv_std =
+          static_cast<float>(1.0 / std::sqrt(static_cast<double>(sq) / static_cast<double>(len) + s_.epsilon));
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j) row[j] = (row[j] - mean) * inv_std * scale[j] + bias[j];
+      StoreF32(s_.y_type, row, y + r * len * ys, len);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  LayerNormShape s_;
+  int threads_;
+  std::vector<std::vector<float>> rows_;
+  std::vector<float> scale_, bias_;
+};
+
+struct SoftmaxShape {
+  int64_t outer = 0, len = 0, inner = 0;
+  DType x_type = DType::kF32, y_type = DType::kF32;
+};
+
+std::optional<SoftmaxShape> ResolveSoftmax(const KernelSpec& spec) {
+  // Each row is loaded before it is stored: running in place is fine.
+  if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !spec.outputs[0].present) return std::nullopt;
+  const Operand& x = spec.inputs[0];
+  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(spec.outputs[0].dtype)) return std::nullopt;
+  if (spec.outputs[0].dims != x.dims || x.dims.empty()) return std::nullopt;
+  std::optional<int64_t> axis = Axis(spec.attrs->GetInt("axis", -1), x.dims.size());
+  if (!axis) return std::nullopt;
+  SoftmaxShape s;
+  s.outer = 1;
+  for (int64_t i = 0; i < *axis; ++i) s.outer *= x.dims[i];
+  s.len = x.dims[*axis];
+  s.inner = 1;
+  for (size_t i = *axis + 1; i < x.dims.size(); ++i) s.inner *= x.dims[i];
+  s.x_type = x.dtype;
+  s.y_type = spec.outputs[0].dtype;
+  return s;
+}
+
+class SoftmaxKernel : public Kernel {
+ public:
+  SoftmaxKernel(const SoftmaxShape& s, int threads) : s_(s), threads_(std::max(1, threads)) {
+    rows_.assign(threads_, std::vector<float>(std::max<int64_t>(s_.len, 1)));
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const auto* x = static_cast<const uint8_t*>(inputs[0]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t xs = DTypeSize(s_.x_type), ys = DTypeSize(s_.y_type);
+    const int64_t len = s_.len, inner = s_.inner, rows = s_.outer * s_.inner;
+    if (len == 0) return absl::OkStatus();
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = rows_[omp_get_thread_num()].data();
+      const int64_t o = r / inner, i = r % inner;
+      const int64_t base = o * len * inner + i;  // element (o, 0, i)
+      if (inner == 1) {
+        LoadF32(s_.x_type, x + base * xs, row, len);
+      } else {
+        for (int64_t j = 0; j < len; ++j) LoadF32(s_.x_type, x + (base + j * inner) * xs, row + j, 1);
+      }
+      float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+      for (int64_t j = 0; j < len; ++j) mx = std::max(mx, row[j]);
+      const float sum = ExpShiftedInPlace(row, len, mx);
+      const float inv = 1.0f / sum;
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j) row[j] *= inv;
+      if (inner == 1) {
+        StoreF32(s_.y_type, row, y + base * ys, len);
+      } else {
+        for (int64_t j = 0; j < len; ++j) StoreF32(s_.y_type, row + j, y + (base + j * inner) * ys, 1);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  SoftmaxShape s_;
+  int threads_;
+  std::vector<std::vector<float>> rows_;
+};
+
+}  // namespace
+
+KernelEntry LayerNormEntry() {
+  KernelEntry e;
+  e.id = "cpu.layernorm";
+  e.op = "";  // LayerNorm, or LayerNormalization with only Y
+  e.description = "row-wise layer normalization, fp32 statistics, per-row Scale/B";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<LayerNormShape> s = ResolveLayerNorm(spec);
+    if (!s) return std::nullopt;
+    return absl::StrCat("own layernorm: ", s->rows, " rows of ", s->len);
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    std::optional<LayerNormShape> s = ResolveLayerNorm(spec);
+    if (!s) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.layernorm does not run it"));
+    return std::unique_ptr<Kernel>(new LayerNormKernel(*s, spec.threads));
+  };
+  return e;
+}
+
+KernelEntry SoftmaxEntry() {
+  KernelEntry e;
+  e.id = "cpu.softmax";
+  e.op = "Softmax";
+  e.description = "softmax along one axis (contiguous rows fast path), vectorized exp";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<SoftmaxShape> s = ResolveSoftmax(spec);
+    if (!s) return std::nullopt;
+    return absl::StrCat("own softmax: ", s->outer * s->inner, " rows of ", s->len, s->inner == 1 ? "" : " (strided)");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    std::optional<SoftmaxShape> s = ResolveSoftmax(spec);
+    if (!s) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.softmax does not run it"));
+    return std::unique_ptr<Kernel>(new SoftmaxKernel(*s, spec.threads));
+  };
+  return e;
+}
+
+}  // namespace gcomp::cpu::own

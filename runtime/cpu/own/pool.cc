@@ -1,0 +1,373 @@
+// cpu.pool: 2-D max/average pooling (gcomp Pool in NHWC or NCHW, ONNX MaxPool/AveragePool without
+// Indices, GlobalAveragePool) and cpu.reduce_mean: ReduceMean over one contiguous block of axes
+// (ResNet's global pooling on NHWC: axes [1, 2] of [N, 7, 7, 2048]).
+//
+// NHWC pools vectorize over channels; NCHW pools loop over each plane's windows. Averages divide by
+// the taps inside the input, or with count_include_pad by the taps inside the padded input.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/cpu/own/common.h"
+
+namespace gcomp::cpu::own {
+namespace {
+
+struct PoolPlan {
+  bool max = true, nhwc = false, include_pad = false;
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  DType x_type = DType::kF32, y_type = DType::kF32;
+};
+
+std::optional<PoolPlan> ResolvePool(const KernelSpec& spec) {
+  if (spec.inputs.size() != 1 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
+  for (size_t i = 1; i < spec.outputs.size(); ++i) {
+    if (spec.outputs[i].present) return std::nullopt;  // MaxPool Indices
+  }
+  for (int i : spec.in_place) {
+    if (i >= 0) return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) || x.dims.size() != 4 ||
+      y.dims.size() != 4) {
+    return std::nullopt;
+  }
+  const Attributes& a = *spec.attrs;
+  PoolPlan p;
+  p.x_type = x.dtype;
+  p.y_type = y.dtype;
+  if (spec.op == "GlobalAveragePool") {
+    p.max = false;
+    p.n = x.dims[0];
+    p.c = x.dims[1];
+    p.h = p.kh = x.dims[2];
+    p.w = p.kw = x.dims[3];
+    p.oh = p.ow = 1;
+    if (y.dims != std::vector<int64_t>{p.n, p.c, 1, 1}) return std::nullopt;
+    return p;
+  }
+  if (spec.op == "Pool") {
+    const std::string kind = a.GetString("kind", "max"), layout = a.GetString("layout", "NCHW");
+    if ((kind != "max" && kind != "average") || (layout != "NCHW" && layout != "NHWC")) return std::nullopt;
+    p.max = kind == "max";
+    p.nhwc = layout == "NHWC";
+  } else if (spec.op == "MaxPool" || spec.op == "AveragePool") {
+    p.max = spec.op == "MaxPool";
+  } else {
+    return std::nullopt;
+  }
+  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && !auto_pad.empty()) return std::nullopt;
+  const std::vector<int64_t> k = a.GetInts("kernel_shape");
+  const std::vector<int64_t> s = a.GetInts("strides", {1, 1});
+  const std::vector<int64_t> d = a.GetInts("dilations", {1, 1});
+  const std::vector<int64_t> pads = a.GetInts("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || pads.size() != 4 || d != std::vector<int64_t>{1, 1}) return std::nullopt;
+  if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1) return std::nullopt;
+  for (int64_t v : pads) {
+    if (v < 0) return std::nullopt;
+  }
+  p.include_pad = !p.max && a.GetInt("count_include_pad", 0) == 1;
+  p.n = x.dims[0];
+  p.c = p.nhwc ? x.dims[3] : x.dims[1];
+  p.h = p.nhwc ? x.dims[1] : x.dims[2];
+  p.w = p.nhwc ? x.dims[2] : x.dims[3];
+  p.oh = p.nhwc ? y.dims[1] : y.dims[2];
+  p.ow = p.nhwc ? y.dims[2] : y.dims[3];
+  const int64_t yc = p.nhwc ? y.dims[3] : y.dims[1];
+  if (y.dims[0] != p.n || yc != p.c) return std::nullopt;
+  p.kh = k[0];
+  p.kw = k[1];
+  p.sh = s[0];
+  p.sw = s[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  return p;
+}
+
+// Window taps of output position `o` along one axis: [lo, hi) inside the input, and the count
+// inside the padded input [-pad_begin, in + pad_end).
+struct Taps {
+  int64_t lo, hi, padded;
+};
+Taps AxisTaps(int64_t o, int64_t s, int64_t pad_begin, int64_t pad_end, int64_t k, int64_t in) {
+  const int64_t start = o * s - pad_begin;
+  Taps t;
+  t.lo = std::max<int64_t>(start, 0);
+  t.hi = std::min<int64_t>(start + k, in);
+  t.padded = std::min<int64_t>(start + k, in + pad_end) - std::max<int64_t>(start, -pad_begin);
+  if (t.hi < t.lo) t.hi = t.lo;
+  return t;
+}
+
+inline float MaxKeepNan(float m, float v) { return (v > m || std::isnan(v)) ? v : m; }
+
+class PoolKernel : public Kernel {
+ public:
+  PoolKernel(const PoolPlan& p, int threads) : p_(p), threads_(std::max(1, threads)) {
+    const int64_t per = p_.nhwc ? p_.w * p_.c + 2 * p_.c : p_.h * p_.w + p_.oh * p_.ow;
+    bufs_.assign(threads_, std::vector<float>(per));
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    if (p_.nhwc) {
+      RunNhwc(static_cast<const uint8_t*>(inputs[0]), static_cast<uint8_t*>(outputs[0]));
+    } else {
+      RunNchw(static_cast<const uint8_t*>(inputs[0]), static_cast<uint8_t*>(outputs[0]));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  void RunNhwc(const uint8_t* x, uint8_t* y) {
+    const int64_t c = p_.c, tasks = p_.n * p_.oh * p_.ow;
+    const size_t xs = DTypeSize(p_.x_type), ys = DTypeSize(p_.y_type);
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t n = t / (p_.oh * p_.ow), oy = (t / p_.ow) % p_.oh, ox = t % p_.ow;
+      float* buf = bufs_[omp_get_thread_num()].data();
+      float* acc = buf;
+      float* in = buf + c;
+      const Taps ty = AxisTaps(oy, p_.sh, p_.pt, p_.pb, p_.kh, p_.h);
+      const Taps tx = AxisTaps(ox, p_.sw, p_.pl, p_.pr, p_.kw, p_.w);
+      const float init = p_.max ? std::numeric_limits<float>::lowest() : 0.0f;
+      std::fill(acc, acc + c, init);
+      for (int64_t iy = ty.lo; iy < ty.hi; ++iy) {
+        for (int64_t ix = tx.lo; ix < tx.hi; ++ix) {
+          const float* v = in;
+          const uint8_t* src = x + ((n * p_.h + iy) * p_.w + ix) * c * xs;
+          if (p_.x_type == DType::kF32) {
+            v = reinterpret_cast<const float*>(src);
+          } else {
+            LoadF32(p_.x_type, src, in, c);
+          }
+          if (p_.max) {
+#pragma omp simd
+            for (int64_t ch = 0; ch < c; ++ch) acc[ch] = MaxKeepNan(acc[ch], v[ch]);
+          } else {
+#pragma omp simd
+            for (int64_t ch = 0; ch < c; ++ch) acc[ch] += v[ch];
+          }
+        }
+      }
+      if (!p_.max) {
+        const int64_t count = p_.include_pad ? ty.padded * tx.padded : (ty.hi - ty.lo) * (tx.hi - tx.lo);
+        const float inv = 1.0f / static_cast<float>(count);
+        for (int64_t ch = 0; ch < c; ++ch) acc[ch] = count ? acc[ch] * inv : NAN;
+      }
+      StoreF32(p_.y_type, acc, y + t * c * ys, c);
+    }
+  }
+
+  void RunNchw(const uint8_t* x, uint8_t* y) {
+    const int64_t planes = p_.n * p_.c, in_plane = p_.h * p_.w, out_plane = p_.oh * p_.ow;
+    const size_t xs = DTypeSize(p_.x_type), ys = DTypeSize(p_.y_type);
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      float* in = bufs_[omp_get_thread_num()].data();
+      float* out = in + in_plane;
+      LoadF32(p_.x_type, x + pl * in_plane * xs, in, in_plane);
+      for (int64_t oy = 0; oy < p_.oh; ++oy) {
+        const Taps ty = AxisTaps(oy, p_.sh, p_.pt, p_.pb, p_.kh, p_.h);
+        for (int64_t ox = 0; ox < p_.ow; ++ox) {
+          const Taps tx = AxisTaps(ox, p_.sw, p_.pl, p_.pr, p_.kw, p_.w);
+          float r;
+          if (p_.max) {
+            r = std::numeric_limits<float>::lowest();
+            for (int64_t iy = ty.lo; iy < ty.hi; ++iy) {
+              for (int64_t ix = tx.lo; ix < tx.hi; ++ix) r = MaxKeepNan(r, in[iy * p_.w + ix]);
+            }
+          } else {
+            float sum = 0.0f;
+            for (int64_t iy = ty.lo; iy < ty.hi; ++iy) {
+#pragma omp simd reduction(+ : sum)
+              for (int64_t ix = tx.lo; ix < tx.hi; ++ix) sum += in[iy * p_.w + ix];
+            }
+            const int64_t count = p_.include_pad ? ty.padded * tx.padded : (ty.hi - ty.lo) * (tx.hi - tx.lo);
+            r = count ? sum / static_cast<float>(count) : NAN;
+          }
+          out[oy * p_.ow + ox] = r;
+        }
+      }
+      StoreF32(p_.y_type, out, y + pl * out_plane * ys, out_plane);
+    }
+  }
+
+  PoolPlan p_;
+  int threads_;
+  std::vector<std::vector<float>> bufs_;
+};
+
+// ---- ReduceMean ---------------------------------------------------------------------------
+
+// y[o, i] = mean over r of x[o, r, i]: the input as [outer, reduced, inner].
+struct ReducePlan {
+  int64_t outer = 1, reduced = 1, inner = 1;
+  DType x_type = DType::kF32, y_type = DType::kF32;
+};
+
+std::optional<ReducePlan> ResolveReduce(const KernelSpec& spec) {
+  if (spec.inputs.empty() || spec.inputs.size() > 2 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) {
+    return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype)) return std::nullopt;
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> axes = spec.attrs->GetInts("axes");
+  if (spec.inputs.size() == 2 && spec.inputs[1].present) {
+    std::optional<std::vector<int64_t>> a = ConstantInts(spec.inputs[1]);
+    if (!a) return std::nullopt;
+    axes = *a;
+  }
+  if (axes.empty()) {
+    if (spec.attrs->GetInt("noop_with_empty_axes", 0) == 1) return std::nullopt;
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  std::vector<bool> reduced(r, false);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) return std::nullopt;
+    const int64_t n = a < 0 ? a + r : a;
+    if (reduced[n]) return std::nullopt;
+    reduced[n] = true;
+  }
+  // The reduced axes, ignoring unit dims, must form one contiguous block.
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < r; ++i) {
+    if (reduced[i] && x.dims[i] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  ReducePlan p;
+  p.x_type = x.dtype;
+  p.y_type = y.dtype;
+  for (int64_t i = 0; i < r; ++i) {
+    if (first >= 0 && i >= first && i <= last) {
+      if (!reduced[i] && x.dims[i] != 1) return std::nullopt;
+      p.reduced *= x.dims[i];
+    } else if (first >= 0 && i > last) {
+      p.inner *= x.dims[i];
+    } else {
+      p.outer *= x.dims[i];
+    }
+  }
+  const bool keep = spec.attrs->GetInt("keepdims", 1) == 1;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < r; ++i) {
+    if (!reduced[i]) {
+      out.push_back(x.dims[i]);
+    } else if (keep) {
+      out.push_back(1);
+    }
+  }
+  if (out != y.dims || p.reduced == 0) return std::nullopt;
+  return p;
+}
+
+class ReduceMeanKernel : public Kernel {
+ public:
+  ReduceMeanKernel(const ReducePlan& p, int threads) : p_(p), threads_(std::max(1, threads)) {
+    bufs_.assign(threads_, std::vector<float>(std::max<int64_t>(2 * 256, p_.reduced)));
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const auto* x = static_cast<const uint8_t*>(inputs[0]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t xs = DTypeSize(p_.x_type), ys = DTypeSize(p_.y_type);
+    const int64_t inner = p_.inner, red = p_.reduced;
+    const float inv = 1.0f / static_cast<float>(red);
+    if (inner == 1) {
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+      for (int64_t o = 0; o < p_.outer; ++o) {
+        float* row = bufs_[omp_get_thread_num()].data();
+        LoadF32(p_.x_type, x + o * red * xs, row, red);
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < red; ++j) sum += row[j];
+        const float m = sum * inv;
+        StoreF32(p_.y_type, &m, y + o * ys, 1);
+      }
+      return absl::OkStatus();
+    }
+    // Chunks of the inner axis, accumulated over the reduced axis.
+    constexpr int64_t kChunk = 256;
+    const int64_t chunks = (inner + kChunk - 1) / kChunk, tasks = p_.outer * chunks;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t o = t / chunks, i0 = (t % chunks) * kChunk, len = std::min(kChunk, inner - i0);
+      float* acc = bufs_[omp_get_thread_num()].data();
+      float* tmp = acc + kChunk;
+      std::fill(acc, acc + len, 0.0f);
+      for (int64_t r = 0; r < red; ++r) {
+        const uint8_t* src = x + ((o * red + r) * inner + i0) * xs;
+        const float* v = tmp;
+        if (p_.x_type == DType::kF32) {
+          v = reinterpret_cast<const float*>(src);
+        } else {
+          LoadF32(p_.x_type, src, tmp, len);
+        }
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) acc[i] += v[i];
+      }
+      for (int64_t i = 0; i < len; ++i) acc[i] *= inv;
+      StoreF32(p_.y_type, acc, y + (o * inner + i0) * ys, len);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  ReducePlan p_;
+  int threads_;
+  std::vector<std::vector<float>> bufs_;
+};
+
+}  // namespace
+
+KernelEntry PoolEntry() {
+  KernelEntry e;
+  e.id = "cpu.pool";
+  e.op = "";  // Pool, MaxPool, AveragePool, GlobalAveragePool
+  e.description = "2-D max/average pooling, NHWC vectorized over channels, NCHW per plane";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    if (spec.op != "Pool" && spec.op != "MaxPool" && spec.op != "AveragePool" && spec.op != "GlobalAveragePool") {
+      return std::nullopt;
+    }
+    std::optional<PoolPlan> p = ResolvePool(spec);
+    if (!p) return std::nullopt;
+    return absl::StrCat("own pool: ", p->max ? "max " : "average ", p->kh, "x", p->kw, " stride ", p->sh, "x", p->sw,
+                        p->nhwc ? " NHWC" : " NCHW");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    std::optional<PoolPlan> p = ResolvePool(spec);
+    if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.pool does not run it"));
+    return std::unique_ptr<Kernel>(new PoolKernel(*p, spec.threads));
+  };
+  return e;
+}
+
+KernelEntry ReduceMeanEntry() {
+  KernelEntry e;
+  e.id = "cpu.reduce_mean";
+  e.op = "ReduceMean";
+  e.description = "mean over one contiguous block of axes, fp32 accumulation";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<ReducePlan> p = ResolveReduce(spec);
+    if (!p) return std::nullopt;
+    return absl::StrCat("own reduce mean: [", p->outer, ", ", p->reduced, ", ", p->inner, "] over the middle");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    std::optional<ReducePlan> p = ResolveReduce(spec);
+    if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.reduce_mean does not run it"));
+    return std::unique_ptr<Kernel>(new ReduceMeanKernel(*p, spec.threads));
+  };
+  return e;
+}
+
+}  // namespace gcomp::cpu::own

@@ -1,0 +1,232 @@
+#include "runtime/session.h"
+
+#include <omp.h>
+
+#include <cblas.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+#include "runtime/cpu/kernel_table.h"
+
+namespace gcomp::runtime {
+namespace {
+
+using codegen::Buffer;
+using codegen::BufferKind;
+
+uint8_t* AlignedAlloc(int64_t bytes) {
+  size_t n = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
+  return static_cast<uint8_t*>(std::aligned_alloc(64, n));
+}
+
+std::string DimsString(const std::vector<int64_t>& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
+
+}  // namespace
+
+Session::Session(std::shared_ptr<const codegen::Plan> plan, const SessionOptions& options)
+    : plan_(std::move(plan)), options_(options) {}
+
+Session::~Session() {
+  std::free(batch_arena_);
+  std::free(fixed_arena_);
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const codegen::Plan> plan,
+                                                         const SessionOptions& options) {
+  if (!plan) return absl::InvalidArgumentError("no plan");
+  if (plan->target != "cpu") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan targets '", plan->target, "'; this runtime executes cpu plans"));
+  }
+  if (plan->isa != cpu::CpuIsaName()) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan's weights were packed for ISA '", plan->isa,
+                                                   "', this CPU runs '", cpu::CpuIsaName(),
+                                                   "': compile the model again on this machine"));
+  }
+  if (options.threads < 1 || options.threads > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat("threads ", options.threads, ", expected 1..1024"));
+  }
+  for (const codegen::Step& s : plan->steps) {
+    if (!cpu::FindKernel(s.kernel)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("step '", s.name, "' uses kernel '", s.kernel, "', which this build does not have"));
+    }
+  }
+  std::unique_ptr<Session> session(new Session(std::move(plan), options));
+  session->fixed_arena_ = AlignedAlloc(session->plan_->fixed_arena_bytes);
+  if (!session->fixed_arena_) return absl::ResourceExhaustedError("cannot allocate the fixed arena");
+  session->step_seconds_.assign(session->plan_->steps.size(), 0.0);
+  return session;
+}
+
+std::vector<int64_t> Session::DimsAt(const Buffer& b, int64_t batch) const {
+  std::vector<int64_t> dims;
+  for (const codegen::LinearDim& d : b.dims) dims.push_back(d.At(batch));
+  return dims;
+}
+
+int Session::Root(int id) const {
+  while (plan_->buffers[id].kind == BufferKind::kAlias) id = plan_->buffers[id].alias_of;
+  return id;
+}
+
+absl::StatusOr<int64_t> Session::BatchOf(const std::map<std::string, Tensor>& inputs) const {
+  int64_t batch = -1;
+  for (int32_t id : plan_->inputs) {
+    const Buffer& b = plan_->buffers[id];
+    auto it = inputs.find(b.name);
+    if (it == inputs.end()) return absl::InvalidArgumentError(absl::StrCat("missing input '", b.name, "'"));
+    const Tensor& t = it->second;
+    if (t.dtype() != b.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", b.name, "' is ", DTypeName(t.dtype()), ", expected ",
+                                                     DTypeName(b.dtype)));
+    }
+    auto mismatch = [&]() {
+      std::vector<std::string> want;
+      for (const codegen::LinearDim& d : b.dims) {
+        want.push_back(d.per_batch == 0 ? absl::StrCat(d.fixed)
+                                        : absl::StrCat(d.per_batch == 1 ? "" : absl::StrCat(d.per_batch, "*"), "batch",
+                                                       d.fixed ? absl::StrCat("+", d.fixed) : ""));
+      }
+      return absl::InvalidArgumentError(absl::StrCat("input '", b.name, "' has dims ", DimsString(t.dims()),
+                                                     ", expected [", absl::StrJoin(want, ","), "] with batch 1..",
+                                                     plan_->max_batch));
+    };
+    if (t.dims().size() != b.dims.size()) return mismatch();
+    for (size_t k = 0; k < b.dims.size(); ++k) {
+      const codegen::LinearDim& d = b.dims[k];
+      const int64_t got = t.dims()[k];
+      if (d.per_batch == 0) {
+        if (got != d.fixed) return mismatch();
+        continue;
+      }
+      if (got < d.fixed || (got - d.fixed) % d.per_batch != 0) return mismatch();
+      int64_t bk = (got - d.fixed) / d.per_batch;
+      if (batch >= 0 && bk != batch) return mismatch();
+      batch = bk;
+    }
+  }
+  if (batch < 0) batch = 1;  // static plan
+  if (batch < 1 || batch > plan_->max_batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch ", batch, " is outside the plan's 1..", plan_->max_batch, " (compile --batch N)"));
+  }
+  return batch;
+}
+
+absl::Status Session::Reshape(int64_t batch) {
+  batch_ = batch;
+  const int64_t need = plan_->batch_arena_bytes * batch;
+  if (need > batch_arena_capacity_) {
+    std::free(batch_arena_);
+    batch_arena_ = AlignedAlloc(need);
+    if (!batch_arena_) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", need, " arena bytes"));
+    batch_arena_capacity_ = need;
+  }
+  if (prepared_.count(batch)) return absl::OkStatus();
+  Prepared p;
+  for (const codegen::Step& s : plan_->steps) {
+    cpu::KernelSpec spec;
+    spec.name = s.name;
+    spec.op = s.op;
+    spec.attrs = &s.attrs;
+    spec.threads = options_.threads;
+    spec.in_place.assign(s.in_place.begin(), s.in_place.end());
+    for (int32_t id : s.inputs) {
+      cpu::Operand op;
+      if (id < 0) {
+        op.present = false;
+      } else {
+        const Buffer& b = plan_->buffers[id];
+        op.dtype = b.dtype;
+        op.dims = DimsAt(b, batch);
+        if (b.kind == BufferKind::kConstant) {
+          op.constant = plan_->weights + b.offset;
+          op.constant_bytes = static_cast<size_t>(b.bytes);
+          op.format = b.format;
+        }
+      }
+      spec.inputs.push_back(std::move(op));
+    }
+    for (int32_t id : s.outputs) {
+      cpu::Operand op;
+      op.dtype = plan_->buffers[id].dtype;
+      op.dims = DimsAt(plan_->buffers[id], batch);
+      spec.outputs.push_back(std::move(op));
+    }
+    const cpu::KernelEntry* e = cpu::FindKernel(s.kernel);
+    auto k = e->create(spec);
+    if (!k.ok()) {
+      return absl::Status(k.status().code(), absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel,
+                                                          "): ", k.status().message()));
+    }
+    p.kernels.push_back(std::move(*k));
+  }
+  prepared_[batch] = std::move(p);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs) {
+  ASSIGN_OR_RETURN(int64_t batch, BatchOf(inputs));
+  RETURN_IF_ERROR(Reshape(batch));
+  omp_set_num_threads(options_.threads);
+  openblas_set_num_threads(options_.threads);
+  std::vector<Tensor> outputs;
+  for (int32_t id : plan_->outputs) {
+    ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(plan_->buffers[id].dtype, DimsAt(plan_->buffers[id], batch)));
+    outputs.push_back(std::move(t));
+  }
+  // Buffer addresses for this run.
+  std::vector<uint8_t*> addr(plan_->buffers.size(), nullptr);
+  for (size_t id = 0; id < plan_->buffers.size(); ++id) {
+    const Buffer& b = plan_->buffers[id];
+    switch (b.kind) {
+      case BufferKind::kBatchArena:
+        addr[id] = batch_arena_ + b.offset * batch;
+        break;
+      case BufferKind::kFixedArena:
+        addr[id] = fixed_arena_ + b.offset;
+        break;
+      case BufferKind::kConstant:
+        addr[id] = const_cast<uint8_t*>(plan_->weights + b.offset);
+        break;
+      case BufferKind::kInput:
+        addr[id] = const_cast<uint8_t*>(inputs.at(b.name).data());
+        break;
+      case BufferKind::kOutput:
+        addr[id] = outputs[b.io_index].mutable_data();
+        break;
+      case BufferKind::kAlias:
+        break;
+    }
+  }
+  for (size_t id = 0; id < plan_->buffers.size(); ++id) {
+    if (plan_->buffers[id].kind == BufferKind::kAlias) addr[id] = addr[Root(static_cast<int>(id))];
+  }
+  Prepared& p = prepared_.at(batch);
+  std::vector<const void*> ins;
+  std::vector<void*> outs;
+  for (size_t s = 0; s < plan_->steps.size(); ++s) {
+    const codegen::Step& step = plan_->steps[s];
+    ins.clear();
+    outs.clear();
+    for (int32_t id : step.inputs) ins.push_back(id < 0 ? nullptr : addr[id]);
+    for (int32_t id : step.outputs) outs.push_back(addr[id]);
+    auto t0 = std::chrono::steady_clock::now();
+    if (absl::Status st = p.kernels[s]->Run(ins, outs); !st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("step '", step.name, "' (", step.op, ", kernel ", step.kernel,
+                                                  "): ", st.message()));
+    }
+    if (options_.profile) {
+      step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    ++launches_[step.kernel];
+  }
+  return outputs;
+}
+
+}  // namespace gcomp::runtime

@@ -1,0 +1,456 @@
+// The oneDNN / OpenBLAS kernels (runtime/cpu/blas/) against the op table's reference kernels on
+// random data: every entry that accepts a case must match; the cases every entry must accept are
+// asserted, the rest (e.g. NCHW for the OpenBLAS conv) are listed as skips in the output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "runtime/cpu/blas/entries.h"
+#include "tests/graph/op_test_util.h"
+
+namespace gcomp::cpu {
+namespace {
+
+struct In {
+  std::vector<int64_t> dims;
+  std::vector<float> v;
+  bool constant = false;
+  bool present = true;
+};
+
+In Random(std::vector<int64_t> dims, bool constant, uint32_t seed, DType dtype = DType::kF32) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  In in;
+  in.dims = std::move(dims);
+  in.constant = constant;
+  in.v.resize(static_cast<size_t>(NumElements(in.dims)));
+  for (float& f : in.v) f = RoundToStorage(u(rng), dtype);
+  return in;
+}
+
+In Absent() {
+  In in;
+  in.present = false;
+  return in;
+}
+
+// The reference output in fp32 (inputs as given, already rounded to the storage type).
+Tensor Reference(const std::string& op, const std::vector<In>& ins, const Attributes& attrs) {
+  std::vector<testing::OpInput> ops;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!ins[i].present) {
+      ops.push_back({"", Tensor(), false});
+      continue;
+    }
+    ops.push_back({"in" + std::to_string(i), Tensor::FromF32(ins[i].dims, ins[i].v), ins[i].constant});
+  }
+  auto out = testing::RunOp(op, ops, attrs);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? (*out)[0] : Tensor();
+}
+
+std::vector<uint8_t> Store(DType dtype, const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * DTypeSize(dtype));
+  StoreF32(dtype, v.data(), b.data(), static_cast<int64_t>(v.size()));
+  return b;
+}
+
+struct Options {
+  DType dtype = DType::kF32;
+  bool pack = false;
+  int64_t pack_batch = 0;  // 0: pack at the run's batch
+  bool in_place = false;   // output 0 overwrites input 3 (the residual)
+  int threads = 2;
+};
+
+Operand MakeOperand(bool present, DType dtype, std::vector<int64_t> dims) {
+  Operand o;
+  o.present = present;
+  o.dtype = dtype;
+  o.dims = std::move(dims);
+  return o;
+}
+
+const KernelEntry& Entry(const std::string& id) {
+  static const std::vector<KernelEntry> entries = BlasKernelEntries();
+  for (const KernelEntry& e : entries) {
+    if (e.id == id) return e;
+  }
+  ADD_FAILURE() << "no entry " << id;
+  return entries[0];
+}
+
+// Runs `e` on the case; nullopt when the entry declines it.
+std::optional<std::vector<float>> RunKernel(const KernelEntry& e, const std::string& op, const std::vector<In>& ins,
+                                            const Attributes& attrs, const std::vector<int64_t>& out_dims,
+                                            const Options& o) {
+  std::vector<std::vector<uint8_t>> bytes;
+  for (const In& in : ins) bytes.push_back(in.present ? Store(o.dtype, in.v) : std::vector<uint8_t>{});
+  KernelSpec spec;
+  spec.name = "node0";
+  spec.op = op;
+  spec.attrs = &attrs;
+  spec.threads = o.threads;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    Operand d;
+    d.present = ins[i].present;
+    d.dtype = o.dtype;
+    d.dims = ins[i].dims;
+    if (ins[i].constant) {
+      d.constant = bytes[i].data();
+      d.constant_bytes = bytes[i].size();
+    }
+    spec.inputs.push_back(d);
+  }
+  spec.outputs.push_back(MakeOperand(true, o.dtype, out_dims));
+  if (o.in_place) spec.in_place = {3};
+
+  std::vector<Packed> packed(ins.size());
+  if (o.pack) {
+    KernelSpec max = spec;
+    if (o.pack_batch) {
+      for (Operand& d : max.inputs) {
+        if (d.present && !d.is_constant()) d.dims[0] = o.pack_batch;
+      }
+      max.outputs[0].dims[0] = o.pack_batch;
+    }
+    if (!e.accepts(max)) return std::nullopt;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!spec.inputs[i].is_constant()) continue;
+      auto p = e.pack(max, i);
+      EXPECT_TRUE(p.ok()) << p.status();
+      if (!p.ok()) return std::vector<float>{};
+      packed[i] = std::move(*p);
+      spec.inputs[i].constant = packed[i].bytes.data();
+      spec.inputs[i].constant_bytes = packed[i].bytes.size();
+      spec.inputs[i].format = packed[i].format;
+    }
+  } else if (!e.accepts(spec)) {
+    return std::nullopt;
+  }
+  auto k = e.create(spec);
+  EXPECT_TRUE(k.ok()) << k.status();
+  if (!k.ok()) return std::vector<float>{};
+  std::vector<uint8_t> out(static_cast<size_t>(NumElements(out_dims)) * DTypeSize(o.dtype), 0xcd);
+  std::vector<const void*> in_ptrs;
+  for (size_t i = 0; i < ins.size(); ++i) in_ptrs.push_back(ins[i].present ? bytes[i].data() : nullptr);
+  void* out_ptr = out.data();
+  if (o.in_place) out_ptr = bytes[3].data();
+  std::vector<void*> out_ptrs = {out_ptr};
+  // Twice: a kernel must not depend on the output's previous contents (except in place).
+  for (int rep = 0; rep < (o.in_place ? 1 : 2); ++rep) {
+    absl::Status s = (*k)->Run(in_ptrs, out_ptrs);
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  std::vector<float> y(static_cast<size_t>(NumElements(out_dims)));
+  LoadF32(o.dtype, out_ptr, y.data(), static_cast<int64_t>(y.size()));
+  return y;
+}
+
+double Tolerance(DType t, double max_ref) {
+  switch (t) {
+    case DType::kBF16:
+      return 1.6e-2 * max_ref + 1e-3;
+    case DType::kF16:
+      return 2e-3 * max_ref + 1e-3;
+    default:
+      return 1e-4 * max_ref + 1e-5;
+  }
+}
+
+// Compares `id` against the reference; returns false when the entry declined.
+bool Check(const std::string& id, const std::string& op, const std::vector<In>& ins, const Attributes& attrs,
+           const Options& o, const std::string& what) {
+  Tensor ref = Reference(op, ins, attrs);
+  std::vector<float> r = ref.ToF32();
+  std::optional<std::vector<float>> y = RunKernel(Entry(id), op, ins, attrs, ref.dims(), o);
+  if (!y) {
+    std::printf("[ skip ] %s declines %s (%s)\n", id.c_str(), what.c_str(), DTypeName(o.dtype));
+    return false;
+  }
+  EXPECT_EQ(y->size(), r.size()) << id << " " << what;
+  if (y->size() != r.size()) return true;
+  double max_ref = 0, max_err = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    max_ref = std::max(max_ref, std::fabs(double{r[i]}));
+    max_err = std::max(max_err, std::fabs(double{r[i]} - double{(*y)[i]}));
+  }
+  EXPECT_LE(max_err, Tolerance(o.dtype, max_ref)) << id << " " << what << " " << DTypeName(o.dtype)
+                                                  << " pack=" << o.pack << " pack_batch=" << o.pack_batch
+                                                  << " in_place=" << o.in_place << " threads=" << o.threads;
+  return true;
+}
+
+// ---- FusedConv ----
+struct ConvCase {
+  std::string what;
+  bool nhwc;
+  int64_t c, cout, h, w, k, s, pad, dil, group;
+  bool bias, residual;
+  std::string act;
+};
+
+std::vector<In> ConvInputs(const ConvCase& c, int64_t batch, DType dtype, Attributes* attrs) {
+  attrs->Set("kernel_shape", std::vector<int64_t>{c.k, c.k});
+  attrs->Set("strides", std::vector<int64_t>{c.s, c.s});
+  attrs->Set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+  attrs->Set("dilations", std::vector<int64_t>{c.dil, c.dil});
+  attrs->Set("group", c.group);
+  attrs->Set("layout", std::string(c.nhwc ? "NHWC" : "NCHW"));
+  attrs->Set("activation", c.act);
+  if (c.act == "clip") {
+    attrs->Set("clip_min", 0.0f);
+    attrs->Set("clip_max", 0.5f);
+  }
+  const int64_t ho = (c.h + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.s + 1;
+  const int64_t wo = (c.w + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.s + 1;
+  std::vector<In> ins;
+  ins.push_back(Random(c.nhwc ? std::vector<int64_t>{batch, c.h, c.w, c.c} : std::vector<int64_t>{batch, c.c, c.h, c.w},
+                       false, 1, dtype));
+  ins.push_back(Random({c.cout, c.c / c.group, c.k, c.k}, true, 2, dtype));
+  ins.push_back(c.bias ? Random({c.cout}, true, 3, dtype) : Absent());
+  if (c.residual) {
+    ins.push_back(Random(c.nhwc ? std::vector<int64_t>{batch, ho, wo, c.cout} : std::vector<int64_t>{batch, c.cout, ho, wo},
+                         false, 4, dtype));
+  }
+  return ins;
+}
+
+const std::vector<ConvCase>& ConvCases() {
+  static const std::vector<ConvCase> cases = {
+      {"3x3 s1 p1 bias relu", true, 8, 16, 9, 9, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"3x3 s2 p1 no bias", true, 8, 12, 10, 10, 3, 2, 1, 1, 1, false, false, "none"},
+      {"7x7 s2 p3 bias relu", true, 3, 16, 15, 15, 7, 2, 3, 1, 1, true, false, "relu"},
+      {"1x1 bias residual relu", true, 16, 8, 6, 6, 1, 1, 0, 1, 1, true, true, "relu"},
+      {"3x3 group 4 bias clip", true, 8, 16, 7, 7, 3, 1, 1, 1, 4, true, false, "clip"},
+      {"3x3 dilation 2 residual gelu", true, 6, 10, 9, 9, 3, 1, 2, 2, 1, false, true, "gelu"},
+      {"3x3 residual gelu_tanh", true, 5, 7, 6, 8, 3, 1, 1, 1, 1, true, true, "gelu_tanh"},
+      {"16x16 s16 patch bias", true, 3, 32, 32, 32, 16, 16, 0, 1, 1, true, false, "none"},
+      {"3x3 s2 many pixels bias residual relu", true, 16, 24, 40, 40, 3, 2, 1, 1, 1, true, true, "relu"},
+      {"NCHW 3x3 bias residual relu", false, 8, 16, 9, 9, 3, 1, 1, 1, 1, true, true, "relu"},
+  };
+  return cases;
+}
+
+const char* const kConvIds[] = {"cpu.onednn.conv", "cpu.openblas.conv"};
+
+TEST(BlasConv, Fp32MatchesReference) {
+  for (const char* id : kConvIds) {
+    for (const ConvCase& c : ConvCases()) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+      for (int threads : {1, 2}) {
+        Options o;
+        o.threads = threads;
+        bool ran = Check(id, "FusedConv", ins, attrs, o, c.what);
+        if (c.nhwc) {
+          EXPECT_TRUE(ran) << id << " must accept NHWC f32 " << c.what;
+        }
+      }
+    }
+  }
+}
+
+TEST(BlasConv, PackedAtOtherBatch) {
+  for (const char* id : kConvIds) {
+    for (const ConvCase& c : ConvCases()) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+      for (int64_t pack_batch : {0, 5}) {
+        Options o;
+        o.pack = true;
+        o.pack_batch = pack_batch;
+        Check(id, "FusedConv", ins, attrs, o, c.what);
+      }
+    }
+  }
+}
+
+TEST(BlasConv, InPlaceResidual) {
+  for (const char* id : kConvIds) {
+    for (const ConvCase& c : ConvCases()) {
+      if (!c.residual) continue;
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+      Options o;
+      o.in_place = true;
+      o.pack = true;
+      Check(id, "FusedConv", ins, attrs, o, c.what);
+    }
+  }
+}
+
+TEST(BlasConv, ReducedPrecisionStorage) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    for (const char* id : kConvIds) {
+      for (const ConvCase& c : ConvCases()) {
+        Attributes attrs;
+        std::vector<In> ins = ConvInputs(c, 2, t, &attrs);
+        Options o;
+        o.dtype = t;
+        o.pack = true;
+        o.pack_batch = 3;
+        bool ran = Check(id, "FusedConv", ins, attrs, o, c.what);
+        // OpenBLAS converts every storage type; oneDNN runs bf16 natively and declines f16.
+        if (c.nhwc && (std::string(id) == "cpu.openblas.conv" || t == DType::kBF16)) {
+          EXPECT_TRUE(ran) << id;
+        }
+      }
+    }
+  }
+}
+
+// ---- FusedGemm / MatMul ----
+struct GemmCase {
+  std::string what;
+  std::vector<int64_t> a;  // A dims, last = K
+  int64_t n;
+  bool trans_b, bias, residual;
+  std::string act;
+  float alpha;
+};
+
+std::vector<In> GemmInputs(const GemmCase& c, DType dtype, Attributes* attrs) {
+  const int64_t k = c.a.back();
+  attrs->Set("transB", int64_t{c.trans_b});
+  if (c.alpha != 1.0f) attrs->Set("alpha", c.alpha);
+  attrs->Set("activation", c.act);
+  if (c.act == "clip") {
+    attrs->Set("clip_min", -0.25f);
+    attrs->Set("clip_max", 0.5f);
+  }
+  std::vector<In> ins;
+  ins.push_back(Random(c.a, false, 11, dtype));
+  ins.push_back(Random(c.trans_b ? std::vector<int64_t>{c.n, k} : std::vector<int64_t>{k, c.n}, true, 12, dtype));
+  ins.push_back(c.bias ? Random({c.n}, true, 13, dtype) : Absent());
+  if (c.residual) {
+    std::vector<int64_t> y = c.a;
+    y.back() = c.n;
+    ins.push_back(Random(y, false, 14, dtype));
+  }
+  return ins;
+}
+
+const std::vector<GemmCase>& GemmCases() {
+  static const std::vector<GemmCase> cases = {
+      {"batch dims bias gelu", {2, 5, 24}, 20, false, true, false, "gelu", 1.0f},
+      {"transB bias", {7, 24}, 20, true, true, false, "none", 1.0f},
+      {"residual relu", {7, 24}, 20, false, true, true, "relu", 1.0f},
+      {"transB residual relu", {3, 4, 32}, 48, true, false, true, "relu", 1.0f},
+      {"alpha 0.5 bias clip", {9, 16}, 12, false, true, false, "clip", 0.5f},
+      {"many rows bias residual gelu_tanh", {300, 64}, 40, true, true, true, "gelu_tanh", 1.0f},
+      {"wide N bias gelu", {2, 3, 40}, 1100, false, true, false, "gelu", 1.0f},
+  };
+  return cases;
+}
+
+const char* const kGemmIds[] = {"cpu.onednn.gemm", "cpu.openblas.gemm"};
+
+TEST(BlasGemm, Fp32MatchesReference) {
+  for (const char* id : kGemmIds) {
+    for (const GemmCase& c : GemmCases()) {
+      Attributes attrs;
+      std::vector<In> ins = GemmInputs(c, DType::kF32, &attrs);
+      for (int threads : {1, 2}) {
+        Options o;
+        o.threads = threads;
+        EXPECT_TRUE(Check(id, "FusedGemm", ins, attrs, o, c.what)) << id << " must accept " << c.what;
+      }
+    }
+  }
+}
+
+TEST(BlasGemm, PackedAtOtherBatch) {
+  for (const char* id : kGemmIds) {
+    for (const GemmCase& c : GemmCases()) {
+      Attributes attrs;
+      std::vector<In> ins = GemmInputs(c, DType::kF32, &attrs);
+      for (int64_t pack_batch : {0, 11}) {
+        Options o;
+        o.pack = true;
+        o.pack_batch = pack_batch;
+        EXPECT_TRUE(Check(id, "FusedGemm", ins, attrs, o, c.what));
+      }
+    }
+  }
+}
+
+TEST(BlasGemm, InPlaceResidual) {
+  for (const char* id : kGemmIds) {
+    for (const GemmCase& c : GemmCases()) {
+      if (!c.residual) continue;
+      Attributes attrs;
+      std::vector<In> ins = GemmInputs(c, DType::kF32, &attrs);
+      Options o;
+      o.in_place = true;
+      o.pack = true;
+      o.pack_batch = 13;
+      EXPECT_TRUE(Check(id, "FusedGemm", ins, attrs, o, c.what));
+    }
+  }
+}
+
+TEST(BlasGemm, ReducedPrecisionStorage) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    for (const char* id : kGemmIds) {
+      for (const GemmCase& c : GemmCases()) {
+        Attributes attrs;
+        std::vector<In> ins = GemmInputs(c, t, &attrs);
+        Options o;
+        o.dtype = t;
+        o.pack = true;
+        o.pack_batch = 4;
+        bool ran = Check(id, "FusedGemm", ins, attrs, o, c.what);
+        if (std::string(id) == "cpu.openblas.gemm" || t == DType::kBF16) {
+          EXPECT_TRUE(ran) << id;
+        }
+      }
+    }
+  }
+}
+
+TEST(BlasMatMul, ConstantBMatchesReference) {
+  Attributes attrs;
+  std::vector<In> ins = {Random({2, 3, 24}, false, 21), Random({24, 20}, true, 22)};
+  for (const char* id : {"cpu.onednn.matmul", "cpu.openblas.matmul"}) {
+    for (bool pack : {false, true}) {
+      Options o;
+      o.pack = pack;
+      o.pack_batch = pack ? 4 : 0;
+      EXPECT_TRUE(Check(id, "MatMul", ins, attrs, o, "[2,3,24] x [24,20]")) << id;
+    }
+  }
+}
+
+TEST(BlasEntries, DeclineWhatTheyDoNotRun) {
+  // A non-constant B and a broadcast residual are declined by every entry.
+  Attributes attrs;
+  std::vector<In> ins = {Random({4, 8}, false, 1), Random({8, 6}, false, 2)};
+  KernelSpec spec;
+  spec.op = "FusedGemm";
+  spec.attrs = &attrs;
+  for (const In& in : ins) spec.inputs.push_back(MakeOperand(true, DType::kF32, in.dims));
+  spec.outputs.push_back(MakeOperand(true, DType::kF32, {4, 6}));
+  for (const char* id : kGemmIds) EXPECT_FALSE(Entry(id).accepts(spec)) << id;
+  std::vector<uint8_t> b(8 * 6 * 4);
+  spec.inputs[1].constant = b.data();
+  spec.inputs[1].constant_bytes = b.size();
+  spec.inputs.push_back(MakeOperand(false, DType::kF32, {}));
+  spec.inputs.push_back(MakeOperand(true, DType::kF32, {1, 6}));
+  for (const char* id : kGemmIds) EXPECT_FALSE(Entry(id).accepts(spec)) << id;
+  spec.inputs[3].dims = {4, 6};
+  for (const char* id : kGemmIds) EXPECT_TRUE(Entry(id).accepts(spec)) << id;
+}
+
+TEST(BlasEntries, VersionsAndIsa) {
+  EXPECT_NE(BlasLibraryVersions().find("oneDNN 2."), std::string::npos) << BlasLibraryVersions();
+  EXPECT_NE(BlasLibraryVersions().find("OpenBLAS"), std::string::npos) << BlasLibraryVersions();
+  EXPECT_FALSE(CpuIsa().empty());
+  std::printf("ISA %s; %s\n", CpuIsa().c_str(), BlasLibraryVersions().c_str());
+}
+
+}  // namespace
+}  // namespace gcomp::cpu

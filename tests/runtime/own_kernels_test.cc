@@ -1,0 +1,459 @@
+// gcomp's own CPU kernels (runtime/cpu/own/) against the op table's reference kernels: each case
+// runs the reference op on random data, then the own entry (accepts, create, Run on the raw
+// buffers) with threads 1 and 2, and compares: float results within
+// max abs err <= rtol * max|ref| + 1e-6 (rtol 1e-5 for f32 storage), data movement bit-exact.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <random>
+
+#include "runtime/cpu/own/entries.h"
+#include "tests/graph/op_test_util.h"
+
+namespace gcomp::testing {
+namespace {
+
+using cpu::Kernel;
+using cpu::KernelEntry;
+using cpu::KernelSpec;
+using cpu::Operand;
+
+const KernelEntry& Entry(const std::string& id) {
+  static const std::vector<KernelEntry> entries = cpu::OwnKernelEntries();
+  for (const KernelEntry& e : entries) {
+    if (e.id == id) return e;
+  }
+  ADD_FAILURE() << "no entry " << id;
+  return entries.front();
+}
+
+Tensor Random(DType dtype, std::vector<int64_t> dims, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
+  Tensor t = *Tensor::Zeros(dtype, std::move(dims));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (IsFloat(dtype)) {
+      t.SetF32(i, dist(rng));
+    } else {
+      t.SetI64(i, static_cast<int64_t>(rng() % 1000) - 500);
+    }
+  }
+  return t;
+}
+
+OpInput In(const std::string& name, Tensor t) { return OpInput{name, std::move(t), false}; }
+OpInput Const(const std::string& name, std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return OpInput{name, Tensor::FromI64({n}, v), true};
+}
+
+KernelSpec SpecOf(const std::string& op, const std::vector<OpInput>& inputs, const Attributes& attrs,
+                  const std::vector<Tensor>& outputs, int threads) {
+  KernelSpec spec;
+  spec.name = "node0";
+  spec.op = op;
+  spec.attrs = &attrs;
+  spec.threads = threads;
+  for (const OpInput& in : inputs) {
+    Operand o;
+    o.present = !in.name.empty();
+    if (o.present) {
+      o.dtype = in.value.dtype();
+      o.dims = in.value.dims();
+      if (in.constant) {
+        o.constant = in.value.data();
+        o.constant_bytes = in.value.nbytes();
+      }
+    }
+    spec.inputs.push_back(o);
+  }
+  for (const Tensor& t : outputs) {
+    Operand o;
+    o.dtype = t.dtype();
+    o.dims = t.dims();
+    spec.outputs.push_back(o);
+  }
+  return spec;
+}
+
+// Runs entry `id` on the case; returns its outputs.
+std::vector<Tensor> RunOwn(const std::string& id, const KernelSpec& spec, const std::vector<OpInput>& inputs) {
+  const KernelEntry& e = Entry(id);
+  std::optional<std::string> why = e.accepts(spec);
+  EXPECT_TRUE(why.has_value()) << id << " declined " << spec.op;
+  if (!why) return {};
+  absl::StatusOr<std::unique_ptr<Kernel>> k = e.create(spec);
+  EXPECT_TRUE(k.ok()) << k.status();
+  if (!k.ok()) return {};
+  std::vector<Tensor> outs;
+  for (const Operand& o : spec.outputs) outs.push_back(*Tensor::Zeros(o.dtype, o.dims));
+  std::vector<const void*> ins;
+  for (const OpInput& in : inputs) ins.push_back(in.name.empty() ? nullptr : in.value.data());
+  std::vector<void*> os;
+  for (Tensor& t : outs) os.push_back(t.mutable_data());
+  absl::Status s = (*k)->Run(ins, os);
+  EXPECT_TRUE(s.ok()) << s;
+  return outs;
+}
+
+double DefaultRtol(DType t) { return t == DType::kF16 ? 2e-3 : t == DType::kBF16 ? 1.6e-2 : 1e-5; }
+
+// Compares entry `id` with the reference op for threads 1 and 2. rtol < 0: the dtype's default;
+// exact: bytes must match.
+void Check(const std::string& id, const std::string& op, const std::vector<OpInput>& inputs, const Attributes& attrs,
+           bool exact = false, double rtol = -1) {
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp(op, inputs, attrs);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << id << " threads " << threads);
+    KernelSpec spec = SpecOf(op, inputs, attrs, *ref, threads);
+    std::vector<Tensor> got = RunOwn(id, spec, inputs);
+    ASSERT_EQ(got.size(), ref->size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      const Tensor &r = (*ref)[k], &g = got[k];
+      ASSERT_EQ(r.dims(), g.dims());
+      ASSERT_EQ(r.dtype(), g.dtype());
+      if (exact) {
+        EXPECT_EQ(std::memcmp(r.data(), g.data(), r.nbytes()), 0) << "data differs";
+        continue;
+      }
+      double max_ref = 0, max_err = 0;
+      int64_t worst = 0;
+      for (int64_t i = 0; i < r.numel(); ++i) max_ref = std::max(max_ref, std::fabs(double{r.GetF32(i)}));
+      for (int64_t i = 0; i < r.numel(); ++i) {
+        const double err = std::fabs(double{r.GetF32(i)} - double{g.GetF32(i)});
+        if (!(err <= max_err)) {
+          max_err = err;
+          worst = i;
+        }
+      }
+      const double tol = (rtol < 0 ? DefaultRtol(r.dtype()) : rtol) * max_ref + 1e-6;
+      EXPECT_LE(max_err, tol) << "at " << worst << ": ref " << r.GetF32(worst) << " got " << g.GetF32(worst)
+                              << " (max|ref| " << max_ref << ")";
+    }
+  }
+}
+
+// ---- Attention ----------------------------------------------------------------------------
+
+Attributes Heads(int64_t q, int64_t kv) {
+  Attributes a;
+  a.Set("q_num_heads", q);
+  a.Set("kv_num_heads", kv);
+  return a;
+}
+
+TEST(OwnAttention, Packed3dBatch2) {
+  const int64_t b = 2, s = 197, h = 3, d = 64;
+  Check("cpu.attention", "Attention",
+        {In("q", Random(DType::kF32, {b, s, h * d}, 1)), In("k", Random(DType::kF32, {b, s, h * d}, 2)),
+         In("v", Random(DType::kF32, {b, s, h * d}, 3))},
+        Heads(h, h));
+}
+
+TEST(OwnAttention, Heads4dCustomScale) {
+  Attributes a;
+  a.Set("scale", 0.3f);
+  Check("cpu.attention", "Attention",
+        {In("q", Random(DType::kF32, {2, 4, 197, 64}, 4)), In("k", Random(DType::kF32, {2, 4, 197, 64}, 5)),
+         In("v", Random(DType::kF32, {2, 4, 197, 64}, 6))},
+        a);
+}
+
+TEST(OwnAttention, GroupedQueryOddSizes) {
+  // 4 query heads on 2 kv heads, head size 40, v head size 24, 50 queries over 131 keys.
+  Check("cpu.attention", "Attention",
+        {In("q", Random(DType::kF32, {2, 4, 50, 40}, 7)), In("k", Random(DType::kF32, {2, 2, 131, 40}, 8)),
+         In("v", Random(DType::kF32, {2, 2, 131, 24}, 9))},
+        Attributes());
+  Check("cpu.attention", "Attention",
+        {In("q", Random(DType::kF32, {1, 5, 4 * 40}, 10)), In("k", Random(DType::kF32, {1, 7, 2 * 40}, 11)),
+         In("v", Random(DType::kF32, {1, 7, 2 * 24}, 12))},
+        Heads(4, 2));
+}
+
+TEST(OwnAttention, LargeScoresStayStable) {
+  // Scores of order 100: the online softmax must rescale without overflow.
+  Attributes a;
+  a.Set("scale", 4.0f);
+  Check("cpu.attention", "Attention",
+        {In("q", Random(DType::kF32, {1, 2, 130, 16}, 13)), In("k", Random(DType::kF32, {1, 2, 130, 16}, 14)),
+         In("v", Random(DType::kF32, {1, 2, 130, 16}, 15))},
+        a);
+}
+
+TEST(OwnAttention, HalfAndBFloat16Storage) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    Check("cpu.attention", "Attention",
+          {In("q", Random(t, {1, 70, 2 * 64}, 16)), In("k", Random(t, {1, 70, 2 * 64}, 17)),
+           In("v", Random(t, {1, 70, 2 * 64}, 18))},
+          Heads(2, 2));
+  }
+}
+
+TEST(OwnAttention, DeclinesMaskCausalSoftcapAndExtraOutputs) {
+  const std::vector<OpInput> qkv = {In("q", Random(DType::kF32, {1, 2, 8, 16}, 1)),
+                                    In("k", Random(DType::kF32, {1, 2, 8, 16}, 2)),
+                                    In("v", Random(DType::kF32, {1, 2, 8, 16}, 3))};
+  const Tensor y = *Tensor::Zeros(DType::kF32, {1, 2, 8, 16});
+  const KernelEntry& e = Entry("cpu.attention");
+  Attributes plain;
+  EXPECT_TRUE(e.accepts(SpecOf("Attention", qkv, plain, {y}, 1)).has_value());
+  std::vector<OpInput> masked = qkv;
+  masked.push_back(In("mask", Random(DType::kF32, {8, 8}, 4)));
+  EXPECT_FALSE(e.accepts(SpecOf("Attention", masked, plain, {y}, 1)).has_value());
+  Attributes causal;
+  causal.Set("is_causal", int64_t{1});
+  EXPECT_FALSE(e.accepts(SpecOf("Attention", qkv, causal, {y}, 1)).has_value());
+  Attributes softcap;
+  softcap.Set("softcap", 30.0f);
+  EXPECT_FALSE(e.accepts(SpecOf("Attention", qkv, softcap, {y}, 1)).has_value());
+  const Tensor present = *Tensor::Zeros(DType::kF32, {1, 2, 8, 16});
+  EXPECT_FALSE(e.accepts(SpecOf("Attention", qkv, plain, {y, present}, 1)).has_value());
+}
+
+// ViT-B/16 attention (batch 1, 12 heads, 197 tokens, head size 64), 2 threads: time per layer.
+TEST(OwnAttention, TimingVitB16) {
+  const std::vector<OpInput> qkv = {In("q", Random(DType::kF32, {1, 197, 768}, 1)),
+                                    In("k", Random(DType::kF32, {1, 197, 768}, 2)),
+                                    In("v", Random(DType::kF32, {1, 197, 768}, 3))};
+  const Attributes a = Heads(12, 12);
+  const Tensor y = *Tensor::Zeros(DType::kF32, {1, 197, 768});
+  for (int threads : {1, 2}) {
+    KernelSpec spec = SpecOf("Attention", qkv, a, {y}, threads);
+    std::unique_ptr<Kernel> k = *Entry("cpu.attention").create(spec);
+    Tensor out = *Tensor::Zeros(DType::kF32, {1, 197, 768});
+    std::vector<const void*> ins = {qkv[0].value.data(), qkv[1].value.data(), qkv[2].value.data()};
+    std::vector<void*> outs = {out.mutable_data()};
+    ASSERT_TRUE(k->Run(ins, outs).ok());
+    const int iters = 20;
+    timespec c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) ASSERT_TRUE(k->Run(ins, outs).ok());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    const double cpu_ms = ((c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) * 1e-6) / iters;
+    std::printf("cpu.attention ViT-B/16 [1,197,768] 12 heads, %d thread(s): %.3f ms per layer (%.3f ms CPU)\n",
+                threads, ms, cpu_ms);
+  }
+}
+
+// ---- LayerNorm, Softmax -------------------------------------------------------------------
+
+Attributes Axis(int64_t axis) {
+  Attributes a;
+  a.Set("axis", axis);
+  return a;
+}
+
+TEST(OwnLayerNorm, Rows768AndOddSizes) {
+  Attributes a = Axis(-1);
+  a.Set("epsilon", 1e-6f);
+  Check("cpu.layernorm", "LayerNorm",
+        {In("x", Random(DType::kF32, {2, 197, 768}, 1, -3, 5)), In("scale", Random(DType::kF32, {768}, 2)),
+         In("bias", Random(DType::kF32, {768}, 3))},
+        a);
+  Check("cpu.layernorm", "LayerNorm",
+        {In("x", Random(DType::kF32, {3, 5, 37}, 4)), In("scale", Random(DType::kF32, {37}, 5))}, Axis(-1));
+  // Normalizing the last two axes, Scale given as [5, 37].
+  Check("cpu.layernorm", "LayerNorm",
+        {In("x", Random(DType::kF32, {3, 5, 37}, 6)), In("scale", Random(DType::kF32, {5, 37}, 7)),
+         In("bias", Random(DType::kF32, {1, 5, 37}, 8))},
+        Axis(1));
+}
+
+TEST(OwnLayerNorm, ReducedPrecisionStorage) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    Check("cpu.layernorm", "LayerNorm",
+          {In("x", Random(t, {7, 768}, 1)), In("scale", Random(t, {768}, 2)), In("bias", Random(t, {768}, 3))},
+          Axis(-1));
+  }
+}
+
+TEST(OwnLayerNorm, DeclinesPerRowScale) {
+  const std::vector<OpInput> ins = {In("x", Random(DType::kF32, {4, 8}, 1)),
+                                    In("scale", Random(DType::kF32, {4, 1}, 2))};
+  const Attributes a = Axis(-1);
+  const Tensor y = *Tensor::Zeros(DType::kF32, {4, 8});
+  EXPECT_FALSE(Entry("cpu.layernorm").accepts(SpecOf("LayerNorm", ins, a, {y}, 1)).has_value());
+}
+
+TEST(OwnSoftmax, LastAxisAndMiddleAxis) {
+  Check("cpu.softmax", "Softmax", {In("x", Random(DType::kF32, {2, 3, 197, 197}, 1, -8, 8))}, Axis(-1));
+  Check("cpu.softmax", "Softmax", {In("x", Random(DType::kF32, {3, 50, 7}, 2, -8, 8))}, Axis(1));
+  Check("cpu.softmax", "Softmax", {In("x", Random(DType::kF16, {5, 1000}, 3, -8, 8))}, Axis(-1));
+}
+
+// ---- Transpose, Slice, Concat -------------------------------------------------------------
+
+Attributes Perm(std::vector<int64_t> p) {
+  Attributes a;
+  a.Set("perm", std::move(p));
+  return a;
+}
+
+TEST(OwnTranspose, Permutations) {
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {2, 64, 7, 9}, 1))}, Perm({0, 2, 3, 1}), true);
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {2, 7, 9, 64}, 2))}, Perm({0, 3, 1, 2}), true);
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {197, 2, 768}, 3))}, Perm({1, 0, 2}), true);
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {2, 197, 12, 64}, 4))}, Perm({0, 2, 1, 3}),
+        true);
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {2, 3, 4, 5, 6}, 5))}, Perm({4, 2, 0, 3, 1}),
+        true);
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {33, 1, 70}, 6))}, Perm({2, 1, 0}), true);
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {1, 1, 5}, 7))}, Perm({2, 0, 1}), true);
+}
+
+TEST(OwnTranspose, OtherDTypes) {
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kI64, {3, 40, 5}, 1))}, Perm({2, 0, 1}), true);
+  Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF16, {2, 16, 5, 5}, 2))}, Perm({0, 2, 3, 1}), true);
+}
+
+TEST(OwnSlice, StepsAndNegativeIndices) {
+  const Tensor x = Random(DType::kF32, {4, 10, 12}, 1);
+  Check("cpu.slice", "Slice", {In("x", x), Const("starts", {1, -9}), Const("ends", {10, -1}), Const("axes", {1, 2}),
+                               Const("steps", {2, 2})},
+        Attributes(), true);
+  Check("cpu.slice", "Slice", {In("x", x), Const("starts", {-1, 8}), Const("ends", {-100, 1}),
+                               Const("axes", {-1, 1}), Const("steps", {-3, -2})},
+        Attributes(), true);
+  Check("cpu.slice", "Slice", {In("x", x), Const("starts", {0, 1}), Const("ends", {2, 3})}, Attributes(), true);
+  // ViT's class token: x[:, 0:1, :] of [2, 197, 768].
+  Check("cpu.slice", "Slice", {In("x", Random(DType::kF32, {2, 197, 768}, 2)), Const("starts", {0}),
+                               Const("ends", {1}), Const("axes", {1})},
+        Attributes(), true);
+  Check("cpu.slice", "Slice", {In("x", Random(DType::kI64, {9}, 3)), Const("starts", {-7}),
+                               Const("ends", {INT64_MAX}), Const("axes", {0}), Const("steps", {3})},
+        Attributes(), true);
+}
+
+TEST(OwnSlice, DeclinesRuntimeStarts) {
+  const std::vector<OpInput> ins = {In("x", Random(DType::kF32, {4, 10}, 1)),
+                                    In("starts", Tensor::FromI64({1}, {1})), Const("ends", {3})};
+  const Attributes a;
+  const Tensor y = *Tensor::Zeros(DType::kF32, {2, 10});
+  EXPECT_FALSE(Entry("cpu.slice").accepts(SpecOf("Slice", ins, a, {y}, 1)).has_value());
+}
+
+TEST(OwnConcat, Axes) {
+  Attributes a1 = Axis(1);
+  Check("cpu.concat", "Concat",
+        {In("a", Random(DType::kF32, {2, 1, 768}, 1)), In("b", Random(DType::kF32, {2, 196, 768}, 2))}, a1, true);
+  Attributes a0 = Axis(0);
+  Check("cpu.concat", "Concat",
+        {In("a", Random(DType::kI64, {2}, 3)), In("b", Random(DType::kI64, {1}, 4)),
+         In("c", Random(DType::kI64, {3}, 5))},
+        a0, true);
+  Attributes am = Axis(-1);
+  Check("cpu.concat", "Concat",
+        {In("a", Random(DType::kF16, {3, 4, 5}, 6)), In("b", Random(DType::kF16, {3, 4, 2}, 7))}, am, true);
+}
+
+// ---- Pooling, ReduceMean ------------------------------------------------------------------
+
+Attributes PoolAttrs(const std::string& kind, const std::string& layout, std::vector<int64_t> k,
+                     std::vector<int64_t> s, std::vector<int64_t> pads) {
+  Attributes a;
+  if (!kind.empty()) a.Set("kind", kind);
+  if (!layout.empty()) a.Set("layout", layout);
+  a.Set("kernel_shape", std::move(k));
+  a.Set("strides", std::move(s));
+  a.Set("pads", std::move(pads));
+  return a;
+}
+
+TEST(OwnPool, MaxAndAverageNhwcNchw) {
+  for (const std::string layout : {"NHWC", "NCHW"}) {
+    const Tensor x = layout == "NHWC" ? Random(DType::kF32, {2, 15, 15, 24}, 1) : Random(DType::kF32, {2, 24, 15, 15}, 1);
+    Check("cpu.pool", "Pool", {In("x", x)}, PoolAttrs("max", layout, {3, 3}, {2, 2}, {1, 1, 1, 1}));
+    Attributes avg = PoolAttrs("average", layout, {3, 3}, {2, 2}, {1, 1, 1, 1});
+    Check("cpu.pool", "Pool", {In("x", x)}, avg);
+    avg.Set("count_include_pad", int64_t{1});
+    Check("cpu.pool", "Pool", {In("x", x)}, avg);
+  }
+  const Tensor x = Random(DType::kF32, {1, 3, 16, 16}, 2);
+  Check("cpu.pool", "MaxPool", {In("x", x)}, PoolAttrs("", "", {3, 3}, {2, 2}, {1, 1, 1, 1}));
+  Attributes ceil = PoolAttrs("", "", {3, 3}, {2, 2}, {0, 1, 0, 1});
+  ceil.Set("ceil_mode", int64_t{1});
+  ceil.Set("count_include_pad", int64_t{1});
+  Check("cpu.pool", "AveragePool", {In("x", x)}, ceil);
+  Check("cpu.pool", "GlobalAveragePool", {In("x", Random(DType::kF32, {2, 64, 7, 7}, 3))}, Attributes());
+  Check("cpu.pool", "Pool", {In("x", Random(DType::kBF16, {1, 9, 9, 16}, 4))},
+        PoolAttrs("max", "NHWC", {3, 3}, {2, 2}, {1, 1, 1, 1}));
+}
+
+Attributes ReduceAttrs(std::vector<int64_t> axes, int64_t keepdims) {
+  Attributes a;
+  a.Set("axes", std::move(axes));
+  a.Set("keepdims", keepdims);
+  return a;
+}
+
+TEST(OwnReduceMean, SpatialAndLastAxes) {
+  const Tensor x = Random(DType::kF32, {2, 7, 7, 2048}, 1);
+  Check("cpu.reduce_mean", "ReduceMean", {In("x", x)}, ReduceAttrs({1, 2}, 0));
+  Check("cpu.reduce_mean", "ReduceMean", {In("x", x)}, ReduceAttrs({1, 2}, 1));
+  Check("cpu.reduce_mean", "ReduceMean", {In("x", Random(DType::kF32, {2, 64, 7, 7}, 2))},
+        ReduceAttrs({-1, -2}, 1));
+  Check("cpu.reduce_mean", "ReduceMean", {In("x", Random(DType::kF16, {3, 197, 768}, 3))}, ReduceAttrs({2}, 1));
+  Check("cpu.reduce_mean", "ReduceMean", {In("x", Random(DType::kF32, {3, 1, 5}, 4))}, ReduceAttrs({1}, 0));
+}
+
+TEST(OwnReduceMean, DeclinesSplitAxes) {
+  const std::vector<OpInput> ins = {In("x", Random(DType::kF32, {2, 3, 4}, 1))};
+  const Attributes a = ReduceAttrs({0, 2}, 0);
+  const Tensor y = *Tensor::Zeros(DType::kF32, {3});
+  EXPECT_FALSE(Entry("cpu.reduce_mean").accepts(SpecOf("ReduceMean", ins, a, {y}, 1)).has_value());
+}
+
+// ---- Elementwise, Cast --------------------------------------------------------------------
+
+TEST(OwnElementwise, BroadcastingF32) {
+  Check("cpu.elementwise", "Add",
+        {In("a", Random(DType::kF32, {2, 197, 768}, 1)), In("b", Random(DType::kF32, {1, 197, 768}, 2))},
+        Attributes());
+  Check("cpu.elementwise", "Mul", {In("a", Random(DType::kF32, {2, 197, 768}, 3)), In("b", Random(DType::kF32, {}, 4))},
+        Attributes());
+  Check("cpu.elementwise", "Sub", {In("a", Random(DType::kF32, {}, 5)), In("b", Random(DType::kF32, {3, 70}, 6))},
+        Attributes());
+  Check("cpu.elementwise", "Div",
+        {In("a", Random(DType::kF32, {4, 1, 5}, 7)), In("b", Random(DType::kF32, {3, 1}, 8, 0.5f, 2.0f))},
+        Attributes());
+  Check("cpu.elementwise", "Add",
+        {In("a", Random(DType::kF32, {2, 8, 8, 64}, 9)), In("b", Random(DType::kF32, {64}, 10))}, Attributes());
+  Check("cpu.elementwise", "Relu", {In("x", Random(DType::kF32, {3, 5000}, 11))}, Attributes(), true);
+}
+
+TEST(OwnElementwise, HalfAndBFloat16) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    Check("cpu.elementwise", "Add", {In("a", Random(t, {2, 197, 768}, 1)), In("b", Random(t, {1, 197, 768}, 2))},
+          Attributes());
+    Check("cpu.elementwise", "Mul", {In("a", Random(t, {3, 70}, 3)), In("b", Random(t, {1}, 4))}, Attributes());
+    Check("cpu.elementwise", "Relu", {In("x", Random(t, {3, 50}, 5))}, Attributes(), true);
+  }
+}
+
+TEST(OwnElementwise, DeclinesIntegers) {
+  const std::vector<OpInput> ins = {In("a", Random(DType::kI64, {3}, 1)), In("b", Random(DType::kI64, {3}, 2))};
+  const Attributes a;
+  const Tensor y = *Tensor::Zeros(DType::kI64, {3});
+  EXPECT_FALSE(Entry("cpu.elementwise").accepts(SpecOf("Add", ins, a, {y}, 1)).has_value());
+}
+
+TEST(OwnCast, FloatStorageTypes) {
+  const std::vector<std::pair<DType, const char*>> cases = {
+      {DType::kF32, "f16"}, {DType::kF16, "bf16"}, {DType::kBF16, "f32"}, {DType::kF32, "bf16"}, {DType::kF16, "f32"}};
+  for (const auto& [from, to] : cases) {
+    Attributes a;
+    a.Set("to", std::string(to));
+    Check("cpu.cast", "Cast", {In("x", Random(from, {3, 5000}, 1))}, a, true);
+  }
+}
+
+}  // namespace
+}  // namespace gcomp::testing

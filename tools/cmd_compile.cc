@@ -1,0 +1,51 @@
+// gcomp compile MODEL.onnx -o OUT.gplan [--target T] [--precision P] [--level O0..O3] [--batch N]
+//               [--keep-fp32 REGEX] [--calibration DIR] [--max-rel-error E] [--tune]
+// Optimizes the model for the target (O3 unless --level), generates the plan (kernels, memory plan,
+// packed weights) and writes the plan file. Targets with a backend in this build: cpu.
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "codegen/plan_file.h"
+#include "tools/executable.h"
+
+namespace gcomp::cli {
+
+int Compile(int argc, char** argv) {
+  auto args = ParseArgs(argc, argv, 2,
+                        {"-o", "--target", "--precision", "--level", "--batch", "--keep-fp32", "--calibration",
+                         "--max-rel-error"},
+                        {"--tune", "--explain"});
+  if (!args.ok()) return Report(args.status());
+  if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("compile takes one MODEL.onnx"));
+  if (!args->Has("-o")) return Report(absl::InvalidArgumentError("compile needs -o OUT.gplan"));
+  if (!args->Has("--target")) args->options["--target"] = {"cpu"};
+  if (args->Get("--target") == "ref") {
+    return Report(absl::InvalidArgumentError(
+        "--target ref is the reference interpreter, which runs models, not plans: compile for --target cpu"));
+  }
+  if (args->Has("--tune")) {
+    return Report(absl::InvalidArgumentError(
+        "--tune times GPU kernel candidates on the device; a cpu plan has nothing to tune"));
+  }
+  if (args->Has("--max-rel-error")) {
+    return Report(absl::InvalidArgumentError("--max-rel-error is the error budget of --precision auto, which this "
+                                             "build does not offer yet"));
+  }
+  if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
+  auto t0 = std::chrono::steady_clock::now();
+  auto plan = CompileModel(*args, args->positional[0]);
+  if (!plan.ok()) return Report(plan.status());
+  if (absl::Status s = codegen::WritePlanFile(**plan, args->Get("-o")); !s.ok()) return Report(s);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const codegen::Plan& p = **plan;
+  std::cout << absl::StrFormat(
+      "%s: %s plan, %s, %d steps, batch 1..%d, weights %.1f MB, arena %.2f MB per batch item + %d bytes; "
+      "compiled in %.2f s\n",
+      args->Get("-o"), p.target, p.precision, p.steps.size(), p.max_batch, p.weights_bytes / 1e6,
+      p.batch_arena_bytes / 1e6, p.fixed_arena_bytes, secs);
+  return kOk;
+}
+
+}  // namespace gcomp::cli
