@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/memory_planner.h"
+#include "codegen/plan_file.h"
 #include "graph/status_macros.h"
 #include "runtime/cpu/kernel_table.h"
 
@@ -48,6 +49,9 @@ class Generator {
     RETURN_IF_ERROR(PlanArenas());
     plan_->weights = plan_->owned_weights.data();
     plan_->weights_bytes = static_cast<int64_t>(plan_->owned_weights.size());
+    if (absl::Status s = ValidatePlan(*plan_); !s.ok()) {
+      return absl::InternalError(absl::StrCat("codegen produced an invalid plan: ", s.message()));
+    }
     return std::move(plan_);
   }
 

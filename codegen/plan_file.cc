@@ -14,8 +14,10 @@
 #include <limits>
 #include <optional>
 #include <set>
-#include <type_traits>
+#include <type_traits>  // std::variant_size_v
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "codegen/plan.pb.h"
@@ -41,8 +43,7 @@ absl::Status Invalid(const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("invalid plan: ", what));
 }
 
-absl::StatusOr<std::string> SerializeDeterministic(const google::protobuf::MessageLite& message,
-                                                   const char* what) {
+absl::StatusOr<std::string> SerializeDeterministic(const google::protobuf::MessageLite& message, const char* what) {
   if (message.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return absl::InvalidArgumentError(absl::StrCat("plan ", what, " is larger than 2 GiB"));
   }
@@ -141,12 +142,9 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
         absl::StrCat("plan has ", plan.weights_bytes, " weight bytes but no weight data"));
   }
   std::string program;
-  {
-    ASSIGN_OR_RETURN(program, SerializeDeterministic(ProgramToProto(plan), "program"));
-  }
+  { ASSIGN_OR_RETURN(program, SerializeDeterministic(ProgramToProto(plan), "program")); }
   uint64_t hashes[2] = {XXH64(program.data(), program.size(), 0),
-                        plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0)
-                                               : XXH64(nullptr, 0, 0)};
+                        plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0) : XXH64(nullptr, 0, 0)};
   plan::PlanHeader header;
   header.set_format_version(plan.format_version);
   header.set_target(plan.target);
@@ -167,17 +165,13 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
     section->set_xxh64(hashes[i]);
   }
   std::string header_bytes;
-  {
-    ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header"));
-  }
+  { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
   const int64_t header_size = static_cast<int64_t>(header_bytes.size());
   const int64_t program_offset = AlignUp(kPreambleBytes + header_size);
   const int64_t weights_offset = AlignUp(program_offset + sizes[0]);
   header.mutable_sections(0)->set_offset(program_offset);
   header.mutable_sections(1)->set_offset(weights_offset);
-  {
-    ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header"));
-  }
+  { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
   if (static_cast<int64_t>(header_bytes.size()) != header_size) {
     return absl::InternalError("plan header changed length when the section offsets were set");
   }
@@ -194,8 +188,6 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
 
 // ---- protobuf -> Plan ----
 
-std::optional<DType> DTypeFromProto(int32_t onnx_type) { return DTypeFromOnnx(onnx_type); }
-
 absl::StatusOr<Tensor> TensorFromProto(const plan::TensorValue& t, const std::string& where) {
   if (t.empty_storage()) {
     if (!t.data().empty() || t.dims_size() > 0) {
@@ -203,7 +195,7 @@ absl::StatusOr<Tensor> TensorFromProto(const plan::TensorValue& t, const std::st
     }
     return Tensor();
   }
-  std::optional<DType> dtype = DTypeFromProto(t.dtype());
+  std::optional<DType> dtype = DTypeFromOnnx(t.dtype());
   if (!dtype) return Invalid(absl::StrCat(where, ": tensor has unknown dtype ", t.dtype()));
   int64_t numel = 1;
   for (int64_t d : t.dims()) {
@@ -214,8 +206,8 @@ absl::StatusOr<Tensor> TensorFromProto(const plan::TensorValue& t, const std::st
   int64_t nbytes = 0;
   if (__builtin_mul_overflow(numel, static_cast<int64_t>(DTypeSize(*dtype)), &nbytes) ||
       nbytes != static_cast<int64_t>(t.data().size())) {
-    return Invalid(absl::StrCat(where, ": tensor of ", numel, " ", DTypeName(*dtype),
-                                " elements has ", t.data().size(), " data bytes"));
+    return Invalid(absl::StrCat(where, ": tensor of ", numel, " ", DTypeName(*dtype), " elements has ", t.data().size(),
+                                " data bytes"));
   }
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   absl::StatusOr<Tensor> tensor = Tensor::Zeros(*dtype, std::move(dims));
@@ -237,8 +229,7 @@ absl::StatusOr<AttrValue> AttributeFromProto(const plan::Attribute& a, const std
     case plan::Attribute::kFloats:
       return AttrValue(std::vector<float>(a.floats().values().begin(), a.floats().values().end()));
     case plan::Attribute::kStrings:
-      return AttrValue(
-          std::vector<std::string>(a.strings().values().begin(), a.strings().values().end()));
+      return AttrValue(std::vector<std::string>(a.strings().values().begin(), a.strings().values().end()));
     case plan::Attribute::kTensor: {
       absl::StatusOr<Tensor> t = TensorFromProto(a.tensor(), where);
       if (!t.ok()) return t.status();
@@ -250,9 +241,7 @@ absl::StatusOr<AttrValue> AttributeFromProto(const plan::Attribute& a, const std
   return Invalid(absl::StrCat(where, " has no value"));
 }
 
-std::string StepLabel(size_t i, const std::string& name) {
-  return absl::StrCat("step ", i, " (", Quoted(name), ")");
-}
+std::string StepLabel(size_t i, const std::string& name) { return absl::StrCat("step ", i, " (", Quoted(name), ")"); }
 std::string BufferLabel(size_t i, const std::string& name) {
   return absl::StrCat("buffer ", i, " (", Quoted(name), ")");
 }
@@ -265,7 +254,7 @@ absl::Status ProgramFromProto(const plan::PlanProgram& program, Plan* plan) {
     const plan::Buffer& in = program.buffers(i);
     Buffer b;
     b.name = in.name();
-    std::optional<DType> dtype = DTypeFromProto(in.dtype());
+    std::optional<DType> dtype = DTypeFromOnnx(in.dtype());
     if (!dtype) {
       return Invalid(absl::StrCat(BufferLabel(i, b.name), " has unknown dtype ", in.dtype()));
     }
@@ -294,8 +283,7 @@ absl::Status ProgramFromProto(const plan::PlanProgram& program, Plan* plan) {
     s.kernel = in.kernel();
     s.reason = in.reason();
     for (const plan::Attribute& a : in.attrs()) {
-      const std::string where =
-          absl::StrCat(StepLabel(i, s.name), " attribute ", Quoted(a.name()));
+      const std::string where = absl::StrCat(StepLabel(i, s.name), " attribute ", Quoted(a.name()));
       if (s.attrs.Has(a.name())) return Invalid(absl::StrCat(where, " appears twice"));
       absl::StatusOr<AttrValue> value = AttributeFromProto(a, where);
       if (!value.ok()) return value.status();
@@ -343,8 +331,7 @@ absl::Status ValidateBuffer(const Plan& plan, size_t i) {
       return Invalid(absl::StrCat(label, " dim ", d, " overflows at batch ", plan.max_batch));
     }
     if (at_one < 0 || at_max < 0) {
-      return Invalid(absl::StrCat(label, " dim ", d, " (", dim.per_batch, "*batch + ", dim.fixed,
-                                  ") is negative"));
+      return Invalid(absl::StrCat(label, " dim ", d, " (", dim.per_batch, "*batch + ", dim.fixed, ") is negative"));
     }
     if (__builtin_mul_overflow(numel, at_max, &numel)) {
       return Invalid(absl::StrCat(label, " element count overflows at batch ", plan.max_batch));
@@ -366,27 +353,24 @@ absl::Status ValidateBuffer(const Plan& plan, size_t i) {
   switch (b.kind) {
     case BufferKind::kConstant:
       if (b.offset % kPlanAlignment != 0) {
-        return Invalid(absl::StrCat(label, " weight offset ", b.offset, " is not ", kPlanAlignment,
-                                    "-byte aligned"));
+        return Invalid(absl::StrCat(label, " weight offset ", b.offset, " is not ", kPlanAlignment, "-byte aligned"));
       }
       if (!RangeWithin(b.offset, b.bytes, plan.weights_bytes)) {
         return Invalid(absl::StrCat(label, " weight bytes [", b.offset, ", +", b.bytes,
-                                    ") lie beyond the weight section (", plan.weights_bytes,
-                                    " bytes)"));
+                                    ") lie beyond the weight section (", plan.weights_bytes, " bytes)"));
       }
       break;
     case BufferKind::kBatchArena:
       if (!RangeWithin(b.offset, b.bytes, plan.batch_arena_bytes)) {
         return Invalid(absl::StrCat(label, " bytes [", b.offset, ", +", b.bytes,
-                                    ") per batch lie beyond the batch arena (",
-                                    plan.batch_arena_bytes, " bytes per batch)"));
+                                    ") per batch lie beyond the batch arena (", plan.batch_arena_bytes,
+                                    " bytes per batch)"));
       }
       break;
     case BufferKind::kFixedArena:
       if (!RangeWithin(b.offset, b.bytes, plan.fixed_arena_bytes)) {
-        return Invalid(absl::StrCat(label, " bytes [", b.offset, ", +", b.bytes,
-                                    ") lie beyond the fixed arena (", plan.fixed_arena_bytes,
-                                    " bytes)"));
+        return Invalid(absl::StrCat(label, " bytes [", b.offset, ", +", b.bytes, ") lie beyond the fixed arena (",
+                                    plan.fixed_arena_bytes, " bytes)"));
       }
       break;
     case BufferKind::kInput:
@@ -396,8 +380,8 @@ absl::Status ValidateBuffer(const Plan& plan, size_t i) {
       const char* what = input ? "input" : "output";
       if (b.io_index < 0 || b.io_index >= static_cast<int64_t>(list.size()) ||
           list[b.io_index] != static_cast<int32_t>(i)) {
-        return Invalid(absl::StrCat(label, " is graph ", what, " ", b.io_index, " but the plan's ",
-                                    what, "s (", list.size(), ") do not list it there"));
+        return Invalid(absl::StrCat(label, " is graph ", what, " ", b.io_index, " but the plan's ", what, "s (",
+                                    list.size(), ") do not list it there"));
       }
       break;
     }
@@ -424,8 +408,7 @@ absl::Status ValidateAliasChains(const Plan& plan) {
       b = static_cast<size_t>(plan.buffers[b].alias_of);  // in range: checked per buffer
     }
     if (state[b] == kOnPath) {
-      return Invalid(absl::StrCat(BufferLabel(b, plan.buffers[b].name),
-                                  " is part of an alias cycle"));
+      return Invalid(absl::StrCat(BufferLabel(b, plan.buffers[b].name), " is part of an alias cycle"));
     }
     for (size_t p : path) state[p] = kDone;
     state[b] = kDone;
@@ -442,8 +425,8 @@ absl::Status ValidateIoLists(const Plan& plan) {
     }
     const Buffer& buf = plan.buffers[b];
     if (buf.kind != BufferKind::kInput || buf.io_index != static_cast<int32_t>(i)) {
-      return Invalid(absl::StrCat("input ", i, " refers to ", BufferLabel(b, buf.name),
-                                  ", which is not graph input ", i));
+      return Invalid(
+          absl::StrCat("input ", i, " refers to ", BufferLabel(b, buf.name), ", which is not graph input ", i));
     }
   }
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
@@ -454,8 +437,8 @@ absl::Status ValidateIoLists(const Plan& plan) {
     const Buffer& buf = plan.buffers[b];
     // An output may also live in an arena (when a step reads it) or be an input or constant.
     if (buf.kind == BufferKind::kOutput && buf.io_index != static_cast<int32_t>(i)) {
-      return Invalid(absl::StrCat("output ", i, " refers to ", BufferLabel(b, buf.name),
-                                  ", which is graph output ", buf.io_index));
+      return Invalid(absl::StrCat("output ", i, " refers to ", BufferLabel(b, buf.name), ", which is graph output ",
+                                  buf.io_index));
     }
   }
   return absl::OkStatus();
@@ -467,33 +450,29 @@ absl::Status ValidateStep(const Plan& plan, size_t i) {
   const int64_t n = static_cast<int64_t>(plan.buffers.size());
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     if (s.inputs[k] < -1 || s.inputs[k] >= n) {
-      return Invalid(absl::StrCat(label, " input ", k, " refers to buffer ", s.inputs[k],
-                                  ", the plan has ", n));
+      return Invalid(absl::StrCat(label, " input ", k, " refers to buffer ", s.inputs[k], ", the plan has ", n));
     }
   }
   for (size_t k = 0; k < s.outputs.size(); ++k) {
     const int32_t b = s.outputs[k];
     if (b < 0 || b >= n) {
-      return Invalid(absl::StrCat(label, " output ", k, " refers to buffer ", b,
-                                  ", the plan has ", n));
+      return Invalid(absl::StrCat(label, " output ", k, " refers to buffer ", b, ", the plan has ", n));
     }
     const BufferKind kind = plan.buffers[b].kind;
     if (kind == BufferKind::kConstant || kind == BufferKind::kInput) {
-      return Invalid(absl::StrCat(label, " output ", k, " writes ",
-                                  BufferLabel(b, plan.buffers[b].name), ", a ",
+      return Invalid(absl::StrCat(label, " output ", k, " writes ", BufferLabel(b, plan.buffers[b].name), ", a ",
                                   kind == BufferKind::kConstant ? "weight" : "graph input"));
     }
   }
   if (!s.in_place.empty() && s.in_place.size() != s.outputs.size()) {
-    return Invalid(absl::StrCat(label, " has ", s.in_place.size(), " in-place entries for ",
-                                s.outputs.size(), " outputs"));
+    return Invalid(
+        absl::StrCat(label, " has ", s.in_place.size(), " in-place entries for ", s.outputs.size(), " outputs"));
   }
   for (size_t k = 0; k < s.in_place.size(); ++k) {
     const int32_t p = s.in_place[k];
     if (p == -1) continue;
     if (p < 0 || p >= static_cast<int64_t>(s.inputs.size()) || s.inputs[p] == -1) {
-      return Invalid(absl::StrCat(label, " output ", k, " is in place of input ", p,
-                                  ", which the step does not have"));
+      return Invalid(absl::StrCat(label, " output ", k, " is in place of input ", p, ", which the step does not have"));
     }
   }
   return absl::OkStatus();
@@ -528,12 +507,10 @@ absl::StatusOr<MappedFile> MapFile(const std::string& path) {
   const int mmap_errno = errno;
   ::close(fd);
   if (addr == MAP_FAILED) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": cannot map file: ", std::strerror(mmap_errno)));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot map file: ", std::strerror(mmap_errno)));
   }
   const size_t length = static_cast<size_t>(file.size);
-  file.mapping = std::shared_ptr<const void>(
-      addr, [length](const void* p) { ::munmap(const_cast<void*>(p), length); });
+  file.mapping = std::shared_ptr<const void>(addr, [length](const void* p) { ::munmap(const_cast<void*>(p), length); });
   file.data = static_cast<const uint8_t*>(addr);
   return file;
 }
@@ -553,25 +530,23 @@ absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, Sec
     return absl::InvalidArgumentError("not a gcomp plan (bad magic)");
   }
   if (fsize < kPreambleBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "truncated plan file: the file has ", fsize, " bytes, the preamble needs ",
-        kPreambleBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("truncated plan file: the file has ", fsize, " bytes, the preamble needs ", kPreambleBytes));
   }
   uint32_t header_size = 0;
   for (int i = 0; i < 4; ++i) header_size |= uint32_t{file.data[kMagicBytes + i]} << (8 * i);
   const int64_t header_end = kPreambleBytes + int64_t{header_size};
   if (header_end > fsize) {
-    return absl::InvalidArgumentError(absl::StrCat("truncated plan file: header ends at byte ",
-                                                   header_end, ", the file has ", fsize));
+    return absl::InvalidArgumentError(
+        absl::StrCat("truncated plan file: header ends at byte ", header_end, ", the file has ", fsize));
   }
   if (header_size > static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) ||
       !header->ParseFromArray(file.data + kPreambleBytes, static_cast<int>(header_size))) {
     return absl::InvalidArgumentError("corrupt plan header (cannot parse it)");
   }
   if (header->format_version() > kPlanFormatVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("plan format version ", header->format_version(),
-                     " is newer than this gcomp reads (", kPlanFormatVersion, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("plan format version ", header->format_version(),
+                                                   " is newer than this gcomp reads (", kPlanFormatVersion, ")"));
   }
   if (header->format_version() == 0) {
     return absl::InvalidArgumentError("corrupt plan header (format version 0)");
@@ -584,18 +559,14 @@ absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, Sec
       return absl::InvalidArgumentError(absl::StrCat("section ", name, " appears twice"));
     }
     uint64_t end = 0;
-    if (__builtin_add_overflow(s.offset(), s.size(), &end) ||
-        end > static_cast<uint64_t>(fsize)) {
-      const std::string end_text =
-          end >= s.offset() ? absl::StrCat(end) : std::string("beyond 2^64");
-      return absl::InvalidArgumentError(absl::StrCat("truncated plan file: section ", name,
-                                                     " ends at byte ", end_text,
-                                                     ", the file has ", fsize));
+    if (__builtin_add_overflow(s.offset(), s.size(), &end) || end > static_cast<uint64_t>(fsize)) {
+      const std::string end_text = end >= s.offset() ? absl::StrCat(end) : std::string("beyond 2^64");
+      return absl::InvalidArgumentError(
+          absl::StrCat("truncated plan file: section ", name, " ends at byte ", end_text, ", the file has ", fsize));
     }
     if (s.offset() % kPlanAlignment != 0 || s.offset() < static_cast<uint64_t>(header_end)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("corrupt plan header: section ", name, " at byte ", s.offset(),
-                       " is not ", kPlanAlignment, "-byte aligned after the header"));
+      return absl::InvalidArgumentError(absl::StrCat("corrupt plan header: section ", name, " at byte ", s.offset(),
+                                                     " is not ", kPlanAlignment, "-byte aligned after the header"));
     }
     SectionView view{file.data + s.offset(), static_cast<int64_t>(s.size())};
     if (s.name() == kProgramSection) {
@@ -614,32 +585,28 @@ absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, Sec
   uint64_t pos = static_cast<uint64_t>(header_end);
   for (const auto& [offset, size] : ranges) {
     if (offset < pos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("corrupt plan header: sections overlap at byte ", offset));
+      return absl::InvalidArgumentError(absl::StrCat("corrupt plan header: sections overlap at byte ", offset));
     }
     for (; pos < offset; ++pos) {
       if (file.data[pos] != 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("corrupt plan file: non-zero padding at byte ", pos));
+        return absl::InvalidArgumentError(absl::StrCat("corrupt plan file: non-zero padding at byte ", pos));
       }
     }
     pos = offset + size;
   }
   if (pos != static_cast<uint64_t>(fsize)) {
-    return absl::InvalidArgumentError(absl::StrCat("corrupt plan file: ", fsize - pos,
-                                                   " bytes after the last section"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("corrupt plan file: ", fsize - pos, " bytes after the last section"));
   }
   if (!have_program || !have_weights) {
-    return absl::InvalidArgumentError(absl::StrCat("corrupt plan header: no section ",
-                                                   Quoted(have_program ? kWeightsSection
-                                                                       : kProgramSection)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("corrupt plan header: no section ", Quoted(have_program ? kWeightsSection : kProgramSection)));
   }
   // Hashed once the sections are known not to overlap: at most the file's size is hashed.
   for (const plan::PlanSection& s : header->sections()) {
     const uint8_t* data = s.size() > 0 ? file.data + s.offset() : nullptr;
     if (XXH64(data, s.size(), 0) != s.xxh64()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("section ", Quoted(s.name()), " hash mismatch (corrupt file)"));
+      return absl::InvalidArgumentError(absl::StrCat("section ", Quoted(s.name()), " hash mismatch (corrupt file)"));
     }
   }
   return absl::OkStatus();
@@ -662,9 +629,7 @@ absl::Status WriteAll(int fd, const uint8_t* data, int64_t size) {
 
 absl::StatusOr<std::string> SerializePlan(const Plan& plan) {
   std::string out;
-  {
-    ASSIGN_OR_RETURN(out, SerializePrefix(plan));
-  }
+  { ASSIGN_OR_RETURN(out, SerializePrefix(plan)); }
   if (plan.weights_bytes > 0) {
     out.append(reinterpret_cast<const char*>(plan.weights), static_cast<size_t>(plan.weights_bytes));
   }
@@ -673,18 +638,14 @@ absl::StatusOr<std::string> SerializePlan(const Plan& plan) {
 
 absl::Status WritePlanFile(const Plan& plan, const std::string& path) {
   std::string prefix;
-  {
-    ASSIGN_OR_RETURN(prefix, SerializePrefix(plan));
-  }
+  { ASSIGN_OR_RETURN(prefix, SerializePrefix(plan)); }
   // Written to a temporary file renamed into place: a reader never maps a half-written plan.
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": cannot write plan file: ", std::strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write plan file: ", std::strerror(errno)));
   }
-  absl::Status status =
-      WriteAll(fd, reinterpret_cast<const uint8_t*>(prefix.data()), prefix.size());
+  absl::Status status = WriteAll(fd, reinterpret_cast<const uint8_t*>(prefix.data()), prefix.size());
   if (status.ok()) status = WriteAll(fd, plan.weights, plan.weights_bytes);
   if (::close(fd) != 0 && status.ok()) status = absl::InternalError(std::strerror(errno));
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -692,8 +653,7 @@ absl::Status WritePlanFile(const Plan& plan, const std::string& path) {
   }
   if (!status.ok()) {
     ::unlink(tmp.c_str());
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": cannot write plan file: ", status.message()));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot write plan file: ", status.message()));
   }
   return absl::OkStatus();
 }
@@ -704,12 +664,11 @@ absl::Status ValidatePlan(const Plan& plan) {
     return Invalid(absl::StrCat("weight section of ", plan.weights_bytes, " bytes has no data"));
   }
   int64_t batch_arena_max = 0;
-  if (plan.batch_arena_bytes < 0 || plan.fixed_arena_bytes < 0 ||
-      plan.batch_peak_live_bytes < 0 || plan.fixed_peak_live_bytes < 0 ||
+  if (plan.batch_arena_bytes < 0 || plan.fixed_arena_bytes < 0 || plan.batch_peak_live_bytes < 0 ||
+      plan.fixed_peak_live_bytes < 0 ||
       __builtin_mul_overflow(plan.batch_arena_bytes, plan.max_batch, &batch_arena_max)) {
-    return Invalid(absl::StrCat("arena sizes (batch ", plan.batch_arena_bytes, " x ",
-                                plan.max_batch, ", fixed ", plan.fixed_arena_bytes,
-                                ") are negative or overflow"));
+    return Invalid(absl::StrCat("arena sizes (batch ", plan.batch_arena_bytes, " x ", plan.max_batch, ", fixed ",
+                                plan.fixed_arena_bytes, ") are negative or overflow"));
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i) RETURN_IF_ERROR(ValidateBuffer(plan, i));
   RETURN_IF_ERROR(ValidateAliasChains(plan));
@@ -720,9 +679,7 @@ absl::Status ValidatePlan(const Plan& plan) {
 
 absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path) {
   MappedFile file;
-  {
-    ASSIGN_OR_RETURN(file, MapFile(path));
-  }
+  { ASSIGN_OR_RETURN(file, MapFile(path)); }
   auto with_path = [&path](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };

@@ -3,7 +3,7 @@
 // Times Session::Run on seeded random inputs of the given batch (default 1): warm-up runs, then
 // `iterations` timed runs. Prints latency percentiles, throughput (batch * runs / time), compile time
 // (plan load time for a plan file), peak RSS and the kernels the executor launched (counted as they
-// ran, over the timed runs).
+// ran, over the timed runs). --profile adds the executor's per-step times (stderr).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -49,7 +49,7 @@ int Bench(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 2,
                         {"--target", "--precision", "--level", "--batch", "--threads", "--warmup", "--iterations",
                          "--keep-fp32"},
-                        {"--json"});
+                        {"--json", "--profile"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("bench takes one PLAN or MODEL.onnx"));
   if (!args->Has("--target")) args->options["--target"] = {"cpu"};
@@ -69,7 +69,7 @@ int Bench(int argc, char** argv) {
   open_args.options.erase("--batch");
   const std::string& path = args->positional[0];
   if (!codegen::LooksLikePlan(path)) open_args.options["--batch"] = {absl::StrCat(std::max<int64_t>(*batch, 1))};
-  auto exe = Executable::Open(open_args, path, static_cast<int>(*threads));
+  auto exe = Executable::Open(open_args, path, static_cast<int>(*threads), args->Has("--profile"));
   if (!exe.ok()) return Report(exe.status());
   if (*batch > (*exe)->max_batch()) {
     return Report(absl::InvalidArgumentError(
@@ -137,6 +137,28 @@ int Bench(int argc, char** argv) {
         path, (*exe)->plan() ? (*exe)->plan()->target : (*exe)->target(), (*exe)->precision(), *batch, *threads,
         *iterations, pct(0.5), pct(0.9), pct(0.99), sorted[0], throughput, (*exe)->compile_seconds(), rss_mb);
     for (const auto& [id, n] : kernels) std::cout << absl::StrFormat("    %-28s %d\n", id, n);
+  }
+  if (args->Has("--profile") && (*exe)->session()) {
+    // Per-step time over warm-up and timed runs, largest first, and the total per kernel.
+    const auto& secs = (*exe)->session()->step_seconds();
+    const auto& steps = (*exe)->plan()->steps;
+    const double runs = static_cast<double>(*warmup + *iterations);
+    std::vector<size_t> order(secs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return secs[a] > secs[b]; });
+    std::map<std::string, double> per_kernel;
+    double all = 0;
+    for (size_t i = 0; i < secs.size(); ++i) {
+      per_kernel[steps[i].kernel] += secs[i];
+      all += secs[i];
+    }
+    std::cerr << absl::StrFormat("profile: %.3f ms per run in steps\n", all * 1000 / runs);
+    for (const auto& [k, v] : per_kernel) std::cerr << absl::StrFormat("  %-28s %9.3f ms\n", k, v * 1000 / runs);
+    for (size_t j = 0; j < std::min<size_t>(order.size(), 25); ++j) {
+      const size_t i = order[j];
+      std::cerr << absl::StrFormat("  #%-4d %8.3f ms  %-16s %-24s %s\n", i, secs[i] * 1000 / runs, steps[i].op,
+                                   steps[i].kernel, steps[i].reason.substr(0, 90));
+    }
   }
   return kOk;
 }

@@ -65,7 +65,8 @@ absl::StatusOr<std::unique_ptr<codegen::Plan>> CompileModel(const Args& args, co
   return std::move(*plan);
 }
 
-absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, const std::string& path, int threads) {
+absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, const std::string& path, int threads,
+                                                             bool profile) {
   auto e = std::make_unique<Executable>();
   const bool is_plan = codegen::LooksLikePlan(path);
   e->target_ = args.Get("--target", is_plan ? "cpu" : "ref");
@@ -105,6 +106,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, c
   e->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   runtime::SessionOptions so;
   so.threads = threads;
+  so.profile = profile;
   ASSIGN_OR_RETURN(e->session_, runtime::Session::Create(e->plan_, so));
   e->inputs_ = SpecsOf(*e->plan_, e->plan_->inputs);
   e->outputs_ = SpecsOf(*e->plan_, e->plan_->outputs);

@@ -27,7 +27,8 @@ struct ValueSpec {
 class Executable {
  public:
   // `threads`: kernel threads for the cpu runtime.
-  static absl::StatusOr<std::unique_ptr<Executable>> Open(const Args& args, const std::string& path, int threads = 1);
+  static absl::StatusOr<std::unique_ptr<Executable>> Open(const Args& args, const std::string& path, int threads = 1,
+                                                          bool profile = false);
 
   const std::vector<ValueSpec>& inputs() const { return inputs_; }
   const std::vector<ValueSpec>& outputs() const { return outputs_; }

@@ -21,16 +21,15 @@ namespace gcomp::codegen {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using testing::MakeTestPlan;
 using testing::PointWeightsAtOwned;
+using ::testing::StartsWith;
 
 class PlanFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gcomp_plan_file_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("gcomp_plan_file_test_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -63,8 +62,7 @@ class PlanFileTest : public ::testing::Test {
     absl::StatusOr<std::shared_ptr<const Plan>> loaded = RoundTrip(plan, "invalid.gplan");
     ASSERT_FALSE(loaded.ok()) << "accepted; expected: " << message;
     EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(std::string(loaded.status().message()),
-                StartsWith(Path("invalid.gplan") + ": invalid plan: "));
+    EXPECT_THAT(std::string(loaded.status().message()), StartsWith(Path("invalid.gplan") + ": invalid plan: "));
     EXPECT_THAT(std::string(loaded.status().message()), HasSubstr(message));
     EXPECT_FALSE(ValidatePlan(plan).ok());
   }
@@ -231,8 +229,7 @@ TEST_F(PlanFileTest, SerializationIsByteIdenticalAcrossProcesses) {
 
 TEST_F(PlanFileTest, EveryTruncationIsRefused) {
   const std::string bytes = *SerializePlan(MakeTestPlan());
-  const uint32_t header_size = static_cast<uint8_t>(bytes[8]) |
-                               static_cast<uint8_t>(bytes[9]) << 8 |
+  const uint32_t header_size = static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8 |
                                static_cast<uint8_t>(bytes[10]) << 16 |
                                static_cast<uint32_t>(static_cast<uint8_t>(bytes[11])) << 24;
   const size_t header_end = 12 + header_size;
@@ -251,18 +248,14 @@ TEST_F(PlanFileTest, EveryTruncationIsRefused) {
     const std::string message = load_cut(cut);
     EXPECT_THAT(message, StartsWith(path + ": truncated plan file: ")) << "cut at " << cut;
   }
-  EXPECT_EQ(load_cut(0),
-            path + ": truncated plan file: the file has 0 bytes, the preamble needs 12");
+  EXPECT_EQ(load_cut(0), path + ": truncated plan file: the file has 0 bytes, the preamble needs 12");
   EXPECT_THAT(load_cut(7), HasSubstr("the file has 7 bytes"));
-  EXPECT_THAT(load_cut(12), HasSubstr("header ends at byte " + std::to_string(header_end) +
-                                      ", the file has 12"));
+  EXPECT_THAT(load_cut(12), HasSubstr("header ends at byte " + std::to_string(header_end) + ", the file has 12"));
   EXPECT_THAT(load_cut(12 + header_size / 2), HasSubstr("header ends at byte"));
-  EXPECT_THAT(load_cut(program_offset + 1),
-              HasSubstr("section 'program' ends at byte"));
-  EXPECT_EQ(load_cut(weights_offset + 35),
-            path + ": truncated plan file: section 'weights' ends at byte " +
-                std::to_string(bytes.size()) + ", the file has " +
-                std::to_string(weights_offset + 35));
+  EXPECT_THAT(load_cut(program_offset + 1), HasSubstr("section 'program' ends at byte"));
+  EXPECT_EQ(load_cut(weights_offset + 35), path + ": truncated plan file: section 'weights' ends at byte " +
+                                               std::to_string(bytes.size()) + ", the file has " +
+                                               std::to_string(weights_offset + 35));
 }
 
 TEST_F(PlanFileTest, FlippedByteInProgramOrWeightsIsAHashMismatch) {
@@ -292,8 +285,7 @@ TEST_F(PlanFileTest, TrailingBytesAndNonZeroPaddingAreRefused) {
   WriteBytes(path, bytes + std::string(3, '\0'));
   absl::StatusOr<std::shared_ptr<const Plan>> loaded = ReadPlanFile(path);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.status().message(),
-            path + ": corrupt plan file: 3 bytes after the last section");
+  EXPECT_EQ(loaded.status().message(), path + ": corrupt plan file: 3 bytes after the last section");
 
   // The last padding byte before the weights (the program is never a multiple of 64 here).
   std::string bad = bytes;
@@ -303,8 +295,8 @@ TEST_F(PlanFileTest, TrailingBytesAndNonZeroPaddingAreRefused) {
   WriteBytes(path, bad);
   loaded = ReadPlanFile(path);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.status().message(), path + ": corrupt plan file: non-zero padding at byte " +
-                                           std::to_string(weights_offset - 1));
+  EXPECT_EQ(loaded.status().message(),
+            path + ": corrupt plan file: non-zero padding at byte " + std::to_string(weights_offset - 1));
 }
 
 // Any single corrupted byte is either refused or gives a valid plan (a header string changed);
@@ -376,9 +368,8 @@ TEST_F(PlanFileTest, HugeHeaderLengthIsRefusedBeforeParsing) {
   WriteBytes(path, bytes);
   absl::StatusOr<std::shared_ptr<const Plan>> loaded = ReadPlanFile(path);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.status().message(),
-            path + ": truncated plan file: header ends at byte 4294967307, the file has " +
-                std::to_string(bytes.size()));
+  EXPECT_EQ(loaded.status().message(), path + ": truncated plan file: header ends at byte 4294967307, the file has " +
+                                           std::to_string(bytes.size()));
 }
 
 TEST_F(PlanFileTest, InvalidProgramsAreRefused) {
@@ -388,49 +379,40 @@ TEST_F(PlanFileTest, InvalidProgramsAreRefused) {
                 "step 0 ('conv1') input 1 refers to buffer -2, the plan has 13");
   ExpectInvalid([](Plan& p) { p.steps[3].outputs[1] = -1; },
                 "step 3 ('add') output 1 refers to buffer -1, the plan has 13");
-  ExpectInvalid([](Plan& p) { p.steps[3].outputs[1] = 1; },
-                "step 3 ('add') output 1 writes buffer 1 ('w'), a weight");
-  ExpectInvalid([](Plan& p) { p.buffers[4].alias_of = 7; },
-                "alias cycle");
-  ExpectInvalid([](Plan& p) { p.buffers[4].alias_of = 4; },
-                "buffer 4 ('h_view') aliases buffer 4, the plan has 13");
-  ExpectInvalid([](Plan& p) { p.buffers[7].alias_of = 13; },
-                "buffer 7 ('h2') aliases buffer 13, the plan has 13");
-  ExpectInvalid([](Plan& p) { p.buffers[2].bytes = 8; },
-                "lie beyond the weight section (71 bytes)");
+  ExpectInvalid([](Plan& p) { p.steps[3].outputs[1] = 1; }, "step 3 ('add') output 1 writes buffer 1 ('w'), a weight");
+  ExpectInvalid([](Plan& p) { p.buffers[4].alias_of = 7; }, "alias cycle");
+  ExpectInvalid([](Plan& p) { p.buffers[4].alias_of = 4; }, "buffer 4 ('h_view') aliases buffer 4, the plan has 13");
+  ExpectInvalid([](Plan& p) { p.buffers[7].alias_of = 13; }, "buffer 7 ('h2') aliases buffer 13, the plan has 13");
+  ExpectInvalid([](Plan& p) { p.buffers[2].bytes = 8; }, "lie beyond the weight section (71 bytes)");
   ExpectInvalid([](Plan& p) { p.buffers[2].offset = 32; },
                 "buffer 2 ('b\xff\x01') weight offset 32 is not 64-byte aligned");
-  ExpectInvalid([](Plan& p) { p.buffers[8].offset = 128; },
-                "beyond the batch arena (128 bytes per batch)");
+  ExpectInvalid([](Plan& p) { p.buffers[8].offset = 128; }, "beyond the batch arena (128 bytes per batch)");
   ExpectInvalid([](Plan& p) { p.buffers[5].bytes = 65; }, "beyond the fixed arena (64 bytes)");
   ExpectInvalid([](Plan& p) { p.buffers[0].io_index = 1; },
                 "buffer 0 ('x') is graph input 1 but the plan's inputs (1) do not list it there");
-  ExpectInvalid([](Plan& p) { p.outputs = {8, 6}; },
-                "buffer 6 ('y') is graph output 0 but the plan's outputs (2) do not list it there");
+  ExpectInvalid(
+      [](Plan& p) {
+        p.outputs = {8, 6};
+      },
+      "buffer 6 ('y') is graph output 0 but the plan's outputs (2) do not list it there");
   ExpectInvalid([](Plan& p) { p.inputs = {0, 0}; }, "input 1 refers to buffer 0 ('x')");
-  ExpectInvalid([](Plan& p) { p.outputs.push_back(40); },
-                "output 2 refers to buffer 40, the plan has 13");
+  ExpectInvalid([](Plan& p) { p.outputs.push_back(40); }, "output 2 refers to buffer 40, the plan has 13");
   ExpectInvalid([](Plan& p) { p.buffers[3].io_index = 0; },
                 "buffer 3 ('h') is not an input or output but has io_index 0");
-  ExpectInvalid([](Plan& p) { p.buffers[0].dims[1].fixed = -3; },
-                "buffer 0 ('x') dim 1 (0*batch + -3) is negative");
+  ExpectInvalid([](Plan& p) { p.buffers[0].dims[1].fixed = -3; }, "buffer 0 ('x') dim 1 (0*batch + -3) is negative");
   ExpectInvalid([](Plan& p) { p.buffers[0].dims[0] = {-1, 4}; }, "dim 0 (-1*batch + 4) is negative");
   ExpectInvalid([](Plan& p) { p.buffers[0].dims[0].per_batch = int64_t{1} << 62; },
                 "buffer 0 ('x') dim 0 overflows at batch 16");
   ExpectInvalid([](Plan& p) { p.buffers[0].dims[2].fixed = int64_t{1} << 60; },
                 "buffer 0 ('x') element count overflows at batch 16");
   ExpectInvalid([](Plan& p) { p.max_batch = 0; }, "max_batch is 0");
-  ExpectInvalid([](Plan& p) { p.buffers[3].dtype = static_cast<DType>(200); },
-                "buffer 3 ('h') has unknown dtype 0");
-  ExpectInvalid([](Plan& p) { p.buffers[3].kind = static_cast<BufferKind>(9); },
-                "buffer 3 ('h') has unknown kind 9");
+  ExpectInvalid([](Plan& p) { p.buffers[3].dtype = static_cast<DType>(200); }, "buffer 3 ('h') has unknown dtype 0");
+  ExpectInvalid([](Plan& p) { p.buffers[3].kind = static_cast<BufferKind>(9); }, "buffer 3 ('h') has unknown kind 9");
   ExpectInvalid([](Plan& p) { p.steps[1].in_place = {1}; },
                 "step 1 ('relu') output 0 is in place of input 1, which the step does not have");
   ExpectInvalid([](Plan& p) { p.steps[1].in_place = {5}; }, "output 0 is in place of input 5");
-  ExpectInvalid([](Plan& p) { p.steps[3].in_place = {-1}; },
-                "step 3 ('add') has 1 in-place entries for 2 outputs");
-  ExpectInvalid([](Plan& p) { p.buffers[6].alias_of = 3; },
-                "buffer 6 ('y') is not an alias but has alias_of 3");
+  ExpectInvalid([](Plan& p) { p.steps[3].in_place = {-1}; }, "step 3 ('add') has 1 in-place entries for 2 outputs");
+  ExpectInvalid([](Plan& p) { p.buffers[6].alias_of = 3; }, "buffer 6 ('y') is not an alias but has alias_of 3");
   ExpectInvalid([](Plan& p) { p.batch_arena_bytes = int64_t{1} << 62; }, "overflow");
   ExpectInvalid([](Plan& p) { p.buffers[1].bytes = -1; }, "buffer 1 ('w') has offset 0 and size -1");
 }
@@ -448,8 +430,7 @@ TEST_F(PlanFileTest, LongAliasChainIsAccepted) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ((*loaded)->buffers.size(), plan.buffers.size());
   plan.buffers[13].alias_of = static_cast<int32_t>(plan.buffers.size() - 1);
-  EXPECT_THAT(std::string(RoundTrip(plan, "cycle.gplan").status().message()),
-              HasSubstr("is part of an alias cycle"));
+  EXPECT_THAT(std::string(RoundTrip(plan, "cycle.gplan").status().message()), HasSubstr("is part of an alias cycle"));
 }
 
 }  // namespace

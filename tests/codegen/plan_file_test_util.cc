@@ -27,8 +27,8 @@ Plan MakeTestPlan() {
     p.buffers.push_back(std::move(b));
     return static_cast<int32_t>(p.buffers.size() - 1);
   };
-  auto buffer = [](std::string name, DType dtype, std::vector<LinearDim> dims, BufferKind kind,
-                   int64_t offset = 0, int64_t bytes = 0) {
+  auto buffer = [](std::string name, DType dtype, std::vector<LinearDim> dims, BufferKind kind, int64_t offset = 0,
+                   int64_t bytes = 0) {
     Buffer b;
     b.name = std::move(name);
     b.dtype = dtype;
@@ -56,8 +56,8 @@ Plan MakeTestPlan() {
   Buffer scale = buffer("scale", DType::kF8E4M3, {}, BufferKind::kFixedArena, 1, 1);
   Buffer d = buffer("d", DType::kF64, {}, BufferKind::kFixedArena, 8, 8);
   Buffer i32 = buffer("i32", DType::kI32, {}, BufferKind::kFixedArena, 16, 4);
-  const int32_t ix = add(x), iw = add(w), ib = add(b), ih = add(h), ihv = add(h_view),
-                ishape = add(shape), iy = add(y), ih2 = add(h2), iz = add(z);
+  const int32_t ix = add(x), iw = add(w), ib = add(b), ih = add(h), ihv = add(h_view), ishape = add(shape), iy = add(y),
+                ih2 = add(h2), iz = add(z);
   add(flag);
   add(scale);
   add(d);

@@ -28,8 +28,8 @@ inline constexpr size_t kResidualInput = 3;
 
 struct ConvParams {
   bool nhwc = false;
-  int64_t n = 0, c = 0, h = 0, w = 0;   // input
-  int64_t cout = 0, ho = 0, wo = 0;     // output
+  int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  int64_t cout = 0, ho = 0, wo = 0;    // output
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t group = 1;

@@ -7,11 +7,13 @@
 // `create` rebuilds the primitive for the session's batch; when it prefers another layout than
 // the packed one (or the weights are plain, format ""), it reorders once into kernel-owned memory.
 // Storage types: f32, or bf16 src/weights/dst (native on avx512_core_bf16 and later, fp32
-// accumulation, bias kept in fp32). f16 is declined (the OpenBLAS kernels convert it).
+// accumulation, bias kept in fp32). f16 runs an f32 primitive: X (and Z) are converted into
+// kernel-owned f32 buffers, the f32 result rounded once into Y (weights packed as f32).
 // alpha is folded into the weights when they are reordered (a single scale, exact up to one
 // rounding of each weight).
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -42,11 +44,41 @@ absl::Status DnnlError(const KernelSpec& spec, const dnnl::error& e) {
   return absl::InternalError(absl::StrCat("node '", spec.name, "' (", spec.op, "): oneDNN: ", e.what()));
 }
 
+// The descriptor with every padding byte zero (a struct copy need not preserve padding), so that
+// the same weights always encode to the same string (plans are byte-identical across processes).
+// Only blocked layouts are encoded; nullopt for the others.
+std::optional<dnnl_memory_desc_t> Canonical(const dnnl_memory_desc_t& in) {
+  if (in.format_kind != dnnl_blocked) return std::nullopt;
+  dnnl_memory_desc_t md;
+  std::memset(&md, 0, sizeof(md));
+  md.ndims = in.ndims;
+  std::memcpy(md.dims, in.dims, sizeof(md.dims));
+  md.data_type = in.data_type;
+  std::memcpy(md.padded_dims, in.padded_dims, sizeof(md.padded_dims));
+  std::memcpy(md.padded_offsets, in.padded_offsets, sizeof(md.padded_offsets));
+  md.offset0 = in.offset0;
+  md.format_kind = in.format_kind;
+  const dnnl_blocking_desc_t& b = in.format_desc.blocking;
+  std::memcpy(md.format_desc.blocking.strides, b.strides, sizeof(b.strides));
+  md.format_desc.blocking.inner_nblks = b.inner_nblks;
+  std::memcpy(md.format_desc.blocking.inner_blks, b.inner_blks, sizeof(b.inner_blks));
+  std::memcpy(md.format_desc.blocking.inner_idxs, b.inner_idxs, sizeof(b.inner_idxs));
+  md.extra.flags = in.extra.flags;
+  md.extra.compensation_mask = in.extra.compensation_mask;
+  md.extra.scale_adjust = in.extra.scale_adjust;
+  md.extra.asymm_compensation_mask = in.extra.asymm_compensation_mask;
+  std::memcpy(md.extra.reserved, in.extra.reserved, sizeof(md.extra.reserved));
+  return md;
+}
+
+// "onednn2.6:" + hex bytes; "" (plain) when the layout is not a blocked one.
 std::string EncodeDesc(const memory::desc& d) {
+  std::optional<dnnl_memory_desc_t> md = Canonical(d.data);
+  if (!md) return "";
   static const char kHex[] = "0123456789abcdef";
-  const auto* b = reinterpret_cast<const uint8_t*>(&d.data);
+  const auto* b = reinterpret_cast<const uint8_t*>(&*md);
   std::string s = kFormatPrefix;
-  for (size_t i = 0; i < sizeof(d.data); ++i) {
+  for (size_t i = 0; i < sizeof(*md); ++i) {
     s.push_back(kHex[b[i] >> 4]);
     s.push_back(kHex[b[i] & 15]);
   }
@@ -63,8 +95,25 @@ std::optional<memory::desc> DecodeDesc(const std::string& f) {
   return memory::desc(md);
 }
 
-// Storage types oneDNN runs here: all f32, or bf16 activations (weights converted to bf16).
-bool DtypesSupported(DType act) { return act == DType::kF32 || act == DType::kBF16; }
+// Storage types oneDNN runs here: f32 and bf16 natively (weights converted to the activations'
+// type), f16 through f32 buffers.
+bool DtypesSupported(DType act) { return act == DType::kF32 || act == DType::kBF16 || act == DType::kF16; }
+
+// Converting copy of n elements, split over `threads` OpenMP threads.
+void ParallelConvert(bool load, DType t, const void* src, void* dst, int64_t n, int threads) {
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const size_t es = DTypeSize(t);
+#pragma omp parallel for num_threads(threads)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t i = c * kChunk, m = std::min(kChunk, n - i);
+    if (load) {
+      LoadF32(t, static_cast<const uint8_t*>(src) + i * es, static_cast<float*>(dst) + i, m);
+    } else {
+      StoreF32(t, static_cast<const float*>(src) + i, static_cast<uint8_t*>(dst) + i * es, m);
+    }
+  }
+}
 
 dnnl::primitive_attr MakeAttr(const Epilogue& e) {
   dnnl::post_ops ops;
@@ -123,9 +172,9 @@ absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
     }
     if (p.epi.has_bias) d.bias = memory::desc({p.cout}, dt::f32, tag::a);
     d.has_bias = p.epi.has_bias;
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                         d.src, wany, d.bias, d.dst, {p.sh, p.sw}, {p.dh - 1, p.dw - 1},
-                                         {p.pt, p.pl}, {p.pb, p.pr});
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src,
+                                         wany, d.bias, d.dst, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
+                                         {p.pb, p.pr});
     dnnl::convolution_forward::primitive_desc pd(desc, MakeAttr(p.epi), Engine());
     d.weights = pd.weights_desc();
     d.pd = pd;
@@ -155,7 +204,8 @@ absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
   }
 }
 
-// Reorders the weights operand (plain, or packed as `from`) into `to`, scaling by `scale`.
+// Reorders the weights operand (plain, or packed as `from`) into d.weights in `out`; plain weights
+// are scaled by `scale` (alpha) on the way.
 absl::Status ReorderWeights(const KernelSpec& spec, const Design& d, const std::optional<memory::desc>& from,
                             float scale, std::vector<uint8_t>* out) {
   const Operand& w = spec.inputs[1];
@@ -197,8 +247,15 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
     p.bytes.assign(o.constant, o.constant + o.constant_bytes);
     return p;
   }
-  RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, scale, &p.bytes));
   p.format = EncodeDesc(d.weights);
+  if (p.format.empty()) {
+    // Not encodable: stored plain, reordered (and scaled) by create.
+    const Operand& o = spec.inputs[index];
+    p.bytes.assign(o.constant, o.constant + o.constant_bytes);
+    p.format.clear();
+    return p;
+  }
+  RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, scale, &p.bytes));
   return p;
 }
 
@@ -206,17 +263,24 @@ class OneDnnKernel : public Kernel {
  public:
   absl::Status Init(const KernelSpec& spec, const Design& d, float scale, bool has_residual) {
     name_ = spec.name;
-    threads_ = spec.threads;
+    threads_ = std::max(1, spec.threads);
     has_residual_ = has_residual;
     dst_bytes_ = d.dst.get_size();
+    if (spec.inputs[0].dtype == DType::kF16) {
+      f16_ = true;
+      src_elems_ = NumElements(spec.inputs[0].dims);
+      dst_elems_ = NumElements(spec.outputs[0].dims);
+      src32_.resize(static_cast<size_t>(src_elems_));
+      dst32_.resize(static_cast<size_t>(dst_elems_));
+    }
     try {
       const Operand& w = spec.inputs[1];
       std::optional<memory::desc> from;
       if (!w.format.empty()) {
         from = DecodeDesc(w.format);
         if (!from) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("node '", spec.name, "': weights format '", w.format.substr(0, 40), "...' is not oneDNN 2.6's"));
+          return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': weights format '",
+                                                         w.format.substr(0, 40), "...' is not oneDNN 2.6's"));
         }
       }
       if (from && *from == d.weights) {
@@ -246,18 +310,23 @@ class OneDnnKernel : public Kernel {
   }
 
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
-    if (has_residual_ && outputs[0] != inputs[kResidualInput]) {
+    if (f16_) {
+      ParallelConvert(true, DType::kF16, inputs[0], src32_.data(), src_elems_, threads_);
+      if (has_residual_)
+        ParallelConvert(true, DType::kF16, inputs[kResidualInput], dst32_.data(), dst_elems_, threads_);
+    } else if (has_residual_ && outputs[0] != inputs[kResidualInput]) {
       std::memcpy(outputs[0], inputs[kResidualInput], dst_bytes_);
     }
     try {
       SetThreads(threads_);
-      src_mem_.set_data_handle(const_cast<void*>(inputs[0]));
-      dst_mem_.set_data_handle(outputs[0]);
+      src_mem_.set_data_handle(f16_ ? src32_.data() : const_cast<void*>(inputs[0]));
+      dst_mem_.set_data_handle(f16_ ? dst32_.data() : outputs[0]);
       std::unordered_map<int, memory> args = {
           {DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, wei_mem_}, {DNNL_ARG_DST, dst_mem_}};
       if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, bias_mem_);
       prim_.execute(stream_, args);
       stream_.wait();
+      if (f16_) ParallelConvert(false, DType::kF16, dst32_.data(), outputs[0], dst_elems_, threads_);
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
     }
@@ -269,6 +338,9 @@ class OneDnnKernel : public Kernel {
   int threads_ = 1;
   bool has_residual_ = false;
   size_t dst_bytes_ = 0;
+  bool f16_ = false;  // f16 storage: the primitive runs on src32_ / dst32_
+  int64_t src_elems_ = 0, dst_elems_ = 0;
+  std::vector<float> src32_, dst32_;
   const uint8_t* weights_ = nullptr;
   std::vector<uint8_t> owned_weights_;
   std::vector<float> bias_;
@@ -299,8 +371,9 @@ KernelEntry GemmLikeEntry(const std::string& id, const std::string& op) {
     std::string why;
     std::optional<GemmParams> p = ParseGemm(spec, &why);
     if (!p || !DtypesSupported(p->dtype)) return std::nullopt;
-    if (!GemmDesign(spec, *p).ok()) return std::nullopt;
-    return absl::StrCat("oneDNN matmul (", DescribeGemm(*p), ")");
+    absl::StatusOr<Design> d = GemmDesign(spec, *p);
+    if (!d.ok()) return std::nullopt;
+    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " (", DescribeGemm(*p), ")");
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
@@ -333,8 +406,9 @@ KernelEntry OneDnnConvEntry() {
     std::string why;
     std::optional<ConvParams> p = ParseConv(spec, &why);
     if (!p || !DtypesSupported(p->dtype)) return std::nullopt;
-    if (!ConvDesign(spec, *p).ok()) return std::nullopt;
-    return absl::StrCat("oneDNN convolution (", DescribeConv(*p), ")");
+    absl::StatusOr<Design> d = ConvDesign(spec, *p);
+    if (!d.ok()) return std::nullopt;
+    return absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), " (", DescribeConv(*p), ")");
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;

@@ -27,7 +27,7 @@ extern "C" {
 namespace gcomp::cpu::blas {
 namespace {
 
-constexpr char kGemmFormat[] = "openblas:f32:kn";         // B as [K, N] fp32
+constexpr char kGemmFormat[] = "openblas:f32:kn";          // B as [K, N] fp32
 constexpr char kConvFormat[] = "openblas:f32:g.khkwc.co";  // W as [group][kh*kw*Cin/g][Cout/g] fp32
 
 void SingleThreadedBlas() {
@@ -154,7 +154,8 @@ class OpenBlasGemmKernel : public Kernel {
     const int64_t row_blocks = (p.m + mb_ - 1) / mb_;
     nb_ = p.n;
     if (p.n > 1024) nb_ = 1024;
-    if (row_blocks < threads_) nb_ = std::min(nb_, std::max<int64_t>(16, ((p.n + threads_ - 1) / threads_ + 15) / 16 * 16));
+    if (row_blocks < threads_)
+      nb_ = std::min(nb_, std::max<int64_t>(16, ((p.n + threads_ - 1) / threads_ + 15) / 16 * 16));
     scratch_.resize(static_cast<size_t>(threads_));
     SingleThreadedBlas();
     return absl::OkStatus();
@@ -180,8 +181,7 @@ class OpenBlasGemmKernel : public Kernel {
         LoadF32(p_.dtype, static_cast<const uint8_t*>(a) + r0 * p_.k * DTypeSize(p_.dtype), s.a.data(), mb * p_.k);
         ap = s.a.data();
       }
-      GemmTile(p_.epi, p_.dtype, p_.alpha, bias, ap, p_.k, b_.data() + c0, p_.n, p_.k, z, y, p_.n, r0, mb, c0, nb,
-               s.c);
+      GemmTile(p_.epi, p_.dtype, p_.alpha, bias, ap, p_.k, b_.data() + c0, p_.n, p_.k, z, y, p_.n, r0, mb, c0, nb, s.c);
     }
     return absl::OkStatus();
   }
@@ -207,8 +207,8 @@ class OpenBlasConvKernel : public Kernel {
     cog_ = p.cout / p.group;
     kdim_ = p.kh * p.kw * cig_;
     pixels_ = p.n * p.ho * p.wo;
-    direct_ = p.dtype == DType::kF32 && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 &&
-              p.pl == 0 && p.pb == 0 && p.pr == 0 && p.group == 1;
+    direct_ = p.dtype == DType::kF32 && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt == 0 && p.pl == 0 &&
+              p.pb == 0 && p.pr == 0 && p.group == 1;
     // Patch blocks of 64..256 pixels, about 512 KiB of fp32 patches.
     pb_ = std::clamp<int64_t>((int64_t{1} << 17) / std::max<int64_t>(kdim_, 1), 64, 256);
     pb_ = std::min(pb_, pixels_);
@@ -244,8 +244,8 @@ class OpenBlasConvKernel : public Kernel {
           Gather(x, es, g, r0, mb, s.a.data());
           ap = s.a.data();
         }
-        GemmTile(p_.epi, p_.dtype, 1.0f, bias, ap, kdim_, w_.data() + g * kdim_ * cog_ + c0, cog_, kdim_, z, y,
-                 p_.cout, r0, mb, g * cog_ + c0, nb, s.c);
+        GemmTile(p_.epi, p_.dtype, 1.0f, bias, ap, kdim_, w_.data() + g * kdim_ * cog_ + c0, cog_, kdim_, z, y, p_.cout,
+                 r0, mb, g * cog_ + c0, nb, s.c);
       }
     }
     return absl::OkStatus();

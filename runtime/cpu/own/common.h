@@ -50,6 +50,11 @@ inline __m256 Exp8(__m256 x) {
   return _mm256_andnot_ps(is_neg_inf, y);
 }
 
+// LoadF32 / StoreF32 (runtime/cpu/convert.cc) with vectorized f16 (F16C) and bf16 paths; blocks
+// holding a NaN or inf take the scalar conversions, so results are bit-identical to them.
+void ToF32(DType dtype, const void* src, float* dst, int64_t n);
+void FromF32(DType dtype, const float* src, void* dst, int64_t n);
+
 // x[i] = exp(x[i] - shift) for i < n; returns the sum of the results.
 float ExpShiftedInPlace(float* x, int64_t n, float shift);
 

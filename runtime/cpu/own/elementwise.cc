@@ -33,12 +33,13 @@ std::optional<Op> OpOf(const std::string& name) {
 struct ElementwisePlan {
   Op op = Op::kAdd;
   DType a_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
-  std::vector<int64_t> dims;        // collapsed output dims
-  std::vector<int64_t> sa, sb;      // element strides of a and b per collapsed axis (0: broadcast)
+  std::vector<int64_t> dims;    // collapsed output dims
+  std::vector<int64_t> sa, sb;  // element strides of a and b per collapsed axis (0: broadcast)
   int64_t total = 0;
 };
 
 std::optional<ElementwisePlan> ResolveElementwise(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   std::optional<Op> op = OpOf(spec.op);
   if (!op) return std::nullopt;
   const size_t n_in = *op == Op::kRelu ? 1 : 2;
@@ -134,11 +135,16 @@ using ApplyFn = void (*)(const float*, int64_t, const float*, int64_t, float*, i
 
 ApplyFn FnOf(Op op) {
   switch (op) {
-    case Op::kAdd: return Apply<Op::kAdd>;
-    case Op::kSub: return Apply<Op::kSub>;
-    case Op::kMul: return Apply<Op::kMul>;
-    case Op::kDiv: return Apply<Op::kDiv>;
-    case Op::kRelu: break;
+    case Op::kAdd:
+      return Apply<Op::kAdd>;
+    case Op::kSub:
+      return Apply<Op::kSub>;
+    case Op::kMul:
+      return Apply<Op::kMul>;
+    case Op::kDiv:
+      return Apply<Op::kDiv>;
+    case Op::kRelu:
+      break;
   }
   return Apply<Op::kRelu>;
 }
@@ -181,10 +187,10 @@ class ElementwiseKernel : public Kernel {
       }
       float* buf = bufs_[omp_get_thread_num()].data();
       float *fa = buf, *fb = buf + kChunk, *fy = buf + 2 * kChunk;
-      LoadF32(p_.a_type, a + oa * es, fa, sa ? len : 1);
-      LoadF32(p_.b_type, b + ob * es, fb, sb ? len : 1);
+      ToF32(p_.a_type, a + oa * es, fa, sa ? len : 1);
+      ToF32(p_.b_type, b + ob * es, fb, sb ? len : 1);
       fn(fa, sa, fb, sb, fy, len);
-      StoreF32(p_.y_type, fy, y + out * es, len);
+      FromF32(p_.y_type, fy, y + out * es, len);
     }
     return absl::OkStatus();
   }
@@ -215,13 +221,13 @@ class CastKernel : public Kernel {
       if (from_ == to_) {
         std::memcpy(y + i0 * ys, x + i0 * xs, static_cast<size_t>(len) * xs);
       } else if (from_ == DType::kF32) {
-        StoreF32(to_, reinterpret_cast<const float*>(x) + i0, y + i0 * ys, len);
+        FromF32(to_, reinterpret_cast<const float*>(x) + i0, y + i0 * ys, len);
       } else if (to_ == DType::kF32) {
-        LoadF32(from_, x + i0 * xs, reinterpret_cast<float*>(y) + i0, len);
+        ToF32(from_, x + i0 * xs, reinterpret_cast<float*>(y) + i0, len);
       } else {
         float* buf = bufs_[omp_get_thread_num()].data();
-        LoadF32(from_, x + i0 * xs, buf, len);
-        StoreF32(to_, buf, y + i0 * ys, len);
+        ToF32(from_, x + i0 * xs, buf, len);
+        FromF32(to_, buf, y + i0 * ys, len);
       }
     }
     return absl::OkStatus();
@@ -235,6 +241,7 @@ class CastKernel : public Kernel {
 };
 
 bool AcceptsCast(const KernelSpec& spec) {
+  if (!spec.attrs) return false;
   if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return false;
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
   return x.present && IsStorageFloat(x.dtype) && IsStorageFloat(y.dtype) && x.dims == y.dims &&
@@ -275,8 +282,8 @@ KernelEntry CastEntry() {
     if (!AcceptsCast(spec)) {
       return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.cast does not run it"));
     }
-    return std::unique_ptr<Kernel>(new CastKernel(spec.inputs[0].dtype, spec.outputs[0].dtype,
-                                                  NumElements(spec.inputs[0].dims), spec.threads));
+    return std::unique_ptr<Kernel>(
+        new CastKernel(spec.inputs[0].dtype, spec.outputs[0].dtype, NumElements(spec.inputs[0].dims), spec.threads));
   };
   return e;
 }

@@ -40,6 +40,7 @@ struct LayerNormShape {
 };
 
 std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   if (spec.op != "LayerNorm" && spec.op != "LayerNormalization") return std::nullopt;
   if (spec.inputs.size() < 2 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
   for (size_t i = 1; i < spec.outputs.size(); ++i) {
@@ -79,9 +80,9 @@ class LayerNormKernel : public Kernel {
     const int64_t len = s_.len;
     // Scale and bias in fp32 (they may change between runs when not constant).
     scale_.resize(len);
-    LoadF32(s_.s_type, inputs[1], scale_.data(), len);
+    ToF32(s_.s_type, inputs[1], scale_.data(), len);
     bias_.assign(len, 0.0f);
-    if (s_.has_bias) LoadF32(s_.b_type, inputs[2], bias_.data(), len);
+    if (s_.has_bias) ToF32(s_.b_type, inputs[2], bias_.data(), len);
     const auto* x = static_cast<const uint8_t*>(inputs[0]);
     auto* y = static_cast<uint8_t*>(outputs[0]);
     const size_t xs = DTypeSize(s_.x_type), ys = DTypeSize(s_.y_type);
@@ -90,7 +91,7 @@ class LayerNormKernel : public Kernel {
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
     for (int64_t r = 0; r < s_.rows; ++r) {
       float* row = rows_[omp_get_thread_num()].data();
-      LoadF32(s_.x_type, x + r * len * xs, row, len);
+      ToF32(s_.x_type, x + r * len * xs, row, len);
       float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
       for (int64_t j = 0; j < len; ++j) sum += row[j];
@@ -102,7 +103,7 @@ class LayerNormKernel : public Kernel {
           static_cast<float>(1.0 / std::sqrt(static_cast<double>(sq) / static_cast<double>(len) + s_.epsilon));
 #pragma omp simd
       for (int64_t j = 0; j < len; ++j) row[j] = (row[j] - mean) * inv_std * scale[j] + bias[j];
-      StoreF32(s_.y_type, row, y + r * len * ys, len);
+      FromF32(s_.y_type, row, y + r * len * ys, len);
     }
     return absl::OkStatus();
   }
@@ -120,6 +121,7 @@ struct SoftmaxShape {
 };
 
 std::optional<SoftmaxShape> ResolveSoftmax(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   // Each row is loaded before it is stored: running in place is fine.
   if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !spec.outputs[0].present) return std::nullopt;
   const Operand& x = spec.inputs[0];
@@ -156,9 +158,9 @@ class SoftmaxKernel : public Kernel {
       const int64_t o = r / inner, i = r % inner;
       const int64_t base = o * len * inner + i;  // element (o, 0, i)
       if (inner == 1) {
-        LoadF32(s_.x_type, x + base * xs, row, len);
+        ToF32(s_.x_type, x + base * xs, row, len);
       } else {
-        for (int64_t j = 0; j < len; ++j) LoadF32(s_.x_type, x + (base + j * inner) * xs, row + j, 1);
+        for (int64_t j = 0; j < len; ++j) ToF32(s_.x_type, x + (base + j * inner) * xs, row + j, 1);
       }
       float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
@@ -168,9 +170,9 @@ class SoftmaxKernel : public Kernel {
 #pragma omp simd
       for (int64_t j = 0; j < len; ++j) row[j] *= inv;
       if (inner == 1) {
-        StoreF32(s_.y_type, row, y + base * ys, len);
+        FromF32(s_.y_type, row, y + base * ys, len);
       } else {
-        for (int64_t j = 0; j < len; ++j) StoreF32(s_.y_type, row + j, y + (base + j * inner) * ys, 1);
+        for (int64_t j = 0; j < len; ++j) FromF32(s_.y_type, row + j, y + (base + j * inner) * ys, 1);
       }
     }
     return absl::OkStatus();

@@ -52,8 +52,7 @@ TransposePlan CollapseTranspose(const std::vector<int64_t>& dims, const std::vec
   }
   std::vector<size_t> by_input(groups.size());
   std::iota(by_input.begin(), by_input.end(), 0);
-  std::sort(by_input.begin(), by_input.end(),
-            [&](size_t x, size_t y) { return groups[x].first < groups[y].first; });
+  std::sort(by_input.begin(), by_input.end(), [&](size_t x, size_t y) { return groups[x].first < groups[y].first; });
   std::vector<int64_t> new_axis(groups.size());
   for (size_t k = 0; k < by_input.size(); ++k) {
     const auto& g = groups[by_input[k]];
@@ -133,14 +132,22 @@ void RunTranspose(const TransposePlan& p, const uint8_t* src, uint8_t* dst, int 
     return;
   }
   switch (p.es) {
-    case 1: TiledTranspose(p, src, dst, threads); break;
-    case 2: TiledTranspose(p, reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(dst), threads); break;
-    case 4: TiledTranspose(p, reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), threads); break;
-    default: TiledTranspose(p, reinterpret_cast<const uint64_t*>(src), reinterpret_cast<uint64_t*>(dst), threads);
+    case 1:
+      TiledTranspose(p, src, dst, threads);
+      break;
+    case 2:
+      TiledTranspose(p, reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(dst), threads);
+      break;
+    case 4:
+      TiledTranspose(p, reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), threads);
+      break;
+    default:
+      TiledTranspose(p, reinterpret_cast<const uint64_t*>(src), reinterpret_cast<uint64_t*>(dst), threads);
   }
 }
 
 std::optional<TransposePlan> ResolveTranspose(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
   const size_t es = DTypeSize(x.dtype);
@@ -205,6 +212,7 @@ struct SlicePlan {
 };
 
 std::optional<SlicePlan> ResolveSlice(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   if (spec.inputs.size() < 3 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
   const size_t es = DTypeSize(x.dtype);
@@ -307,6 +315,7 @@ struct ConcatPlan {
 };
 
 std::optional<ConcatPlan> ResolveConcat(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   if (spec.inputs.empty() || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
   const Operand& y = spec.outputs[0];
   const int64_t r = static_cast<int64_t>(y.dims.size());

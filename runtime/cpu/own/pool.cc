@@ -25,6 +25,7 @@ struct PoolPlan {
 };
 
 std::optional<PoolPlan> ResolvePool(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   if (spec.inputs.size() != 1 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
   for (size_t i = 1; i < spec.outputs.size(); ++i) {
     if (spec.outputs[i].present) return std::nullopt;  // MaxPool Indices
@@ -33,8 +34,7 @@ std::optional<PoolPlan> ResolvePool(const KernelSpec& spec) {
     if (i >= 0) return std::nullopt;
   }
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
-  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) || x.dims.size() != 4 ||
-      y.dims.size() != 4) {
+  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) || x.dims.size() != 4 || y.dims.size() != 4) {
     return std::nullopt;
   }
   const Attributes& a = *spec.attrs;
@@ -146,7 +146,7 @@ class PoolKernel : public Kernel {
           if (p_.x_type == DType::kF32) {
             v = reinterpret_cast<const float*>(src);
           } else {
-            LoadF32(p_.x_type, src, in, c);
+            ToF32(p_.x_type, src, in, c);
           }
           if (p_.max) {
 #pragma omp simd
@@ -162,7 +162,7 @@ class PoolKernel : public Kernel {
         const float inv = 1.0f / static_cast<float>(count);
         for (int64_t ch = 0; ch < c; ++ch) acc[ch] = count ? acc[ch] * inv : NAN;
       }
-      StoreF32(p_.y_type, acc, y + t * c * ys, c);
+      FromF32(p_.y_type, acc, y + t * c * ys, c);
     }
   }
 
@@ -173,7 +173,7 @@ class PoolKernel : public Kernel {
     for (int64_t pl = 0; pl < planes; ++pl) {
       float* in = bufs_[omp_get_thread_num()].data();
       float* out = in + in_plane;
-      LoadF32(p_.x_type, x + pl * in_plane * xs, in, in_plane);
+      ToF32(p_.x_type, x + pl * in_plane * xs, in, in_plane);
       for (int64_t oy = 0; oy < p_.oh; ++oy) {
         const Taps ty = AxisTaps(oy, p_.sh, p_.pt, p_.pb, p_.kh, p_.h);
         for (int64_t ox = 0; ox < p_.ow; ++ox) {
@@ -196,7 +196,7 @@ class PoolKernel : public Kernel {
           out[oy * p_.ow + ox] = r;
         }
       }
-      StoreF32(p_.y_type, out, y + pl * out_plane * ys, out_plane);
+      FromF32(p_.y_type, out, y + pl * out_plane * ys, out_plane);
     }
   }
 
@@ -214,6 +214,7 @@ struct ReducePlan {
 };
 
 std::optional<ReducePlan> ResolveReduce(const KernelSpec& spec) {
+  if (!spec.attrs) return std::nullopt;
   if (spec.inputs.empty() || spec.inputs.size() > 2 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) {
     return std::nullopt;
   }
@@ -287,12 +288,12 @@ class ReduceMeanKernel : public Kernel {
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
       for (int64_t o = 0; o < p_.outer; ++o) {
         float* row = bufs_[omp_get_thread_num()].data();
-        LoadF32(p_.x_type, x + o * red * xs, row, red);
+        ToF32(p_.x_type, x + o * red * xs, row, red);
         float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
         for (int64_t j = 0; j < red; ++j) sum += row[j];
         const float m = sum * inv;
-        StoreF32(p_.y_type, &m, y + o * ys, 1);
+        FromF32(p_.y_type, &m, y + o * ys, 1);
       }
       return absl::OkStatus();
     }
@@ -311,13 +312,13 @@ class ReduceMeanKernel : public Kernel {
         if (p_.x_type == DType::kF32) {
           v = reinterpret_cast<const float*>(src);
         } else {
-          LoadF32(p_.x_type, src, tmp, len);
+          ToF32(p_.x_type, src, tmp, len);
         }
 #pragma omp simd
         for (int64_t i = 0; i < len; ++i) acc[i] += v[i];
       }
       for (int64_t i = 0; i < len; ++i) acc[i] *= inv;
-      StoreF32(p_.y_type, acc, y + (o * inner + i0) * ys, len);
+      FromF32(p_.y_type, acc, y + (o * inner + i0) * ys, len);
     }
     return absl::OkStatus();
   }

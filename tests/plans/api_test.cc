@@ -1,0 +1,134 @@
+// The public runtime API (include/gcomp/gcomp.h) on a plan compiled from a small model fixture:
+// load, run at several batch sizes against the reference interpreter, two sessions sharing one
+// plan, kernel launch counts, and the errors a caller can cause.
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "codegen/codegen.h"
+#include "codegen/plan_file.h"
+#include "frontend/onnx_import.h"
+#include "gcomp/gcomp.h"
+#include "graph/interpreter.h"
+#include "gtest/gtest.h"
+#include "passes/pass_manager.h"
+
+namespace {
+
+class ApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto g = gcomp::frontend::ImportOnnxFile(GCOMP_TEST_MODEL);
+    ASSERT_TRUE(g.ok()) << g.status();
+    reference_ = std::move(*g);
+    auto opt = gcomp::frontend::ImportOnnxFile(GCOMP_TEST_MODEL);
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    gcomp::passes::PassOptions po;
+    po.target = "cpu";
+    ASSERT_TRUE(gcomp::passes::RunPipeline(**opt, "O3", gcomp::passes::PassContext(po)).ok());
+    gcomp::codegen::CodegenOptions co;
+    co.max_batch = 4;
+    co.model = "model.onnx";
+    auto plan = gcomp::codegen::GeneratePlan(**opt, co);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    path_ = ::testing::TempDir() + "/api_test.gplan";
+    ASSERT_TRUE(gcomp::codegen::WritePlanFile(**plan, path_).ok());
+  }
+
+  static std::vector<float> Image(int64_t batch, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d;
+    std::vector<float> v(static_cast<size_t>(batch * 3 * 64 * 64));
+    for (float& x : v) x = d(rng);
+    return v;
+  }
+
+  static std::vector<float> Reference(int64_t batch, const std::vector<float>& image) {
+    std::map<std::string, gcomp::Tensor> feeds;
+    feeds["input"] = gcomp::Tensor::FromF32({batch, 3, 64, 64}, image);
+    auto out = gcomp::RunReference(*reference_, feeds);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out->begin()->second.ToF32();
+  }
+
+  static std::unique_ptr<gcomp::Graph> reference_;
+  static std::string path_;
+};
+
+std::unique_ptr<gcomp::Graph> ApiTest::reference_;
+std::string ApiTest::path_;
+
+TEST_F(ApiTest, RunsEveryBatchUpToTheMaximumLikeTheReference) {
+  auto plan = gcomp::Plan::Load(path_);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ((*plan)->target(), "cpu");
+  EXPECT_EQ((*plan)->max_batch(), 4);
+  ASSERT_EQ((*plan)->inputs().size(), 1u);
+  EXPECT_EQ((*plan)->inputs()[0].name, "input");
+  EXPECT_EQ((*plan)->inputs()[0].shape, (std::vector<int64_t>{1, 3, 64, 64}));
+  EXPECT_TRUE((*plan)->inputs()[0].batch_dims[0]);
+  auto session = gcomp::Session::Create(*plan, {.threads = 2});
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  for (int64_t batch : {1, 3, 4, 2}) {
+    std::vector<float> image = Image(batch, static_cast<unsigned>(batch));
+    auto out = (*session)->Run({gcomp::HostTensor::Float32("input", {batch, 3, 64, 64}, image)});
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    ASSERT_EQ(out->size(), 1u);
+    EXPECT_EQ((*out)[0].shape, (std::vector<int64_t>{batch, 100}));
+    std::vector<float> got = (*out)[0].ToFloat32(), want = Reference(batch, image);
+    ASSERT_EQ(got.size(), want.size());
+    float scale = 0;
+    for (float w : want) scale = std::max(scale, std::fabs(w));
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-5f * scale + 1e-4f * std::fabs(want[i])) << "batch " << batch << " element " << i;
+    }
+  }
+  // Every step launched once per run.
+  int64_t launches = 0;
+  for (const auto& [id, n] : (*session)->kernel_launches()) launches += n;
+  EXPECT_GT(launches, 0);
+  EXPECT_EQ(launches % 4, 0);
+}
+
+TEST_F(ApiTest, TwoSessionsShareOnePlan) {
+  auto plan = gcomp::Plan::Load(path_);
+  ASSERT_TRUE(plan.ok());
+  auto a = gcomp::Session::Create(*plan);
+  auto b = gcomp::Session::Create(*plan, {.threads = 2});
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::vector<float> image = Image(2, 7);
+  auto ra = (*a)->Run({gcomp::HostTensor::Float32("input", {2, 3, 64, 64}, image)});
+  auto rb = (*b)->Run({gcomp::HostTensor::Float32("input", {2, 3, 64, 64}, image)});
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  std::vector<float> fa = (*ra)[0].ToFloat32(), fb = (*rb)[0].ToFloat32();
+  ASSERT_EQ(fa.size(), fb.size());
+  for (size_t i = 0; i < fa.size(); ++i) EXPECT_NEAR(fa[i], fb[i], 1e-4f * (1 + std::fabs(fa[i])));
+}
+
+TEST_F(ApiTest, RefusesWhatTheCallerGetsWrong) {
+  auto plan = gcomp::Plan::Load(path_);
+  ASSERT_TRUE(plan.ok());
+  auto s = gcomp::Session::Create(*plan);
+  ASSERT_TRUE(s.ok());
+  auto expect_error = [&](const std::vector<gcomp::HostTensor>& in, const std::string& needle) {
+    auto r = (*s)->Run(in);
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_EQ(r.status().code(), gcomp::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+  };
+  expect_error({gcomp::HostTensor::Float32("image", {1, 3, 64, 64}, Image(1, 1))}, "missing input 'input'");
+  expect_error({gcomp::HostTensor::Float32("input", {5, 3, 64, 64}, Image(5, 1))}, "batch 5 is outside the plan's 1..4");
+  expect_error({gcomp::HostTensor::Float32("input", {1, 3, 32, 64}, std::vector<float>(3 * 32 * 64, 0.5f))},
+               "expected [batch,3,64,64]");
+  gcomp::HostTensor short_data = gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 1));
+  short_data.data.resize(100);
+  expect_error({short_data}, "bytes");
+  gcomp::HostTensor wrong_type = gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 1));
+  wrong_type.dtype = gcomp::DataType::kInt32;
+  expect_error({wrong_type}, "expected f32");
+  auto missing = gcomp::Plan::Load(::testing::TempDir() + "/no_such.gplan");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_EQ(gcomp::Session::Create(nullptr).status().code(), gcomp::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
