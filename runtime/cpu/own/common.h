@@ -17,7 +17,7 @@ namespace gcomp::cpu::own {
 // The storage types the float kernels load and store (math is fp32).
 inline bool IsStorageFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
-// Whether every listed input (and every output) is present, and no output shares an input's memory.
+// Whether every output is present and none shares its memory with an input (spec.in_place).
 bool PresentAndNotInPlace(const KernelSpec& spec);
 
 // The int64 values of a constant integer operand (i64 or i32, plain layout); nullopt otherwise.
@@ -50,8 +50,9 @@ inline __m256 Exp8(__m256 x) {
   return _mm256_andnot_ps(is_neg_inf, y);
 }
 
-// LoadF32 / StoreF32 (runtime/cpu/convert.cc) with vectorized f16 (F16C) and bf16 paths; blocks
-// holding a NaN or inf take the scalar conversions, so results are bit-identical to them.
+// LoadF32 / StoreF32 (runtime/cpu/convert.cc) with vectorized paths: f16 loads and stores by
+// F16C, bf16 stores by integer rounding. Blocks of 8 holding a NaN (or, for f16 loads, an inf or
+// NaN) take the scalar conversions, so the results are bit-identical to LoadF32 / StoreF32.
 void ToF32(DType dtype, const void* src, float* dst, int64_t n);
 void FromF32(DType dtype, const float* src, void* dst, int64_t n);
 
