@@ -9,6 +9,7 @@
 #include "codegen/memory_planner.h"
 #include "codegen/plan_file.h"
 #include "graph/status_macros.h"
+#include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/kernel_table.h"
 
 namespace gcomp::codegen {
@@ -32,9 +33,9 @@ class Generator {
     }
     RETURN_IF_ERROR(FindBatchSymbol());
     plan_->target = "cpu";
-    plan_->isa = cpu::CpuIsaName();
+    plan_->isa = cpu::CpuIsa();
     plan_->gcomp_version = kGcompVersion;
-    plan_->library_versions = cpu::CpuLibraryVersions();
+    plan_->library_versions = cpu::BlasLibraryVersions();
     plan_->model = o_.model;
     plan_->precision = o_.precision;
     plan_->level = o_.level;

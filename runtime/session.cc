@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/kernel_table.h"
 
 namespace gcomp::runtime {
@@ -42,9 +43,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const c
     return absl::InvalidArgumentError(
         absl::StrCat("the plan targets '", plan->target, "'; this runtime executes cpu plans"));
   }
-  if (plan->isa != cpu::CpuIsaName()) {
+  if (plan->isa != cpu::CpuIsa()) {
     return absl::InvalidArgumentError(absl::StrCat("the plan's weights were packed for ISA '", plan->isa,
-                                                   "', this CPU runs '", cpu::CpuIsaName(),
+                                                   "', this CPU runs '", cpu::CpuIsa(),
                                                    "': compile the model again on this machine"));
   }
   if (options.threads < 1 || options.threads > 1024) {

@@ -1,10 +1,6 @@
 #include "runtime/cpu/kernel_table.h"
 
-#include <cblas.h>
-
 #include "absl/strings/str_cat.h"
-#include "oneapi/dnnl/dnnl.h"
-#include "oneapi/dnnl/dnnl_debug.h"
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/own/entries.h"
 
@@ -27,14 +23,6 @@ absl::StatusOr<Selection> SelectKernel(const KernelSpec& spec) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("node '", spec.name, "' (", spec.op, "): no cpu kernel runs this op"));
-}
-
-std::string CpuIsaName() { return dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()); }
-
-std::string CpuLibraryVersions() {
-  const dnnl_version_t* v = dnnl_version();
-  return absl::StrCat("oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", v->hash, "); OpenBLAS ",
-                      std::string(openblas_get_config()));
 }
 
 const KernelEntry* FindKernel(const std::string& id) {

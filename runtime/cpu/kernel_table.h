@@ -22,11 +22,6 @@ absl::StatusOr<Selection> SelectKernel(const KernelSpec& spec);
 // The entry with this id, or nullptr.
 const KernelEntry* FindKernel(const std::string& id);
 
-// The ISA the cpu kernels pack weights for (oneDNN's effective ISA, e.g. "Intel AVX-512 with ...").
-std::string CpuIsaName();
-// "oneDNN X.Y.Z (hash); OpenBLAS <config>".
-std::string CpuLibraryVersions();
-
 // The reference-kernel fallback (ref_kernel.cc): runs the op table's plain-loop kernel on copies
 // of the step's buffers. Id "cpu.reference".
 KernelEntry ReferenceKernelEntry();

@@ -124,6 +124,7 @@ struct Prepared {
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
   }
+  double Min() { return times.empty() ? -1 : *std::min_element(times.begin(), times.end()); }
 };
 
 std::unique_ptr<Prepared> Prepare(const KernelEntry& e, const Layer& l, int64_t batch, int threads) {
@@ -247,8 +248,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "no entry %s\n", id.c_str());
     std::exit(1);
   };
-  // (model, batch, op) -> {oneDNN seconds, OpenBLAS seconds}
-  std::map<std::string, std::pair<double, double>> totals;
+  // (model, batch, op) -> {oneDNN seconds, OpenBLAS seconds}, of the medians and of the minima
+  // (the minima are the steadier figure on a machine shared with other jobs).
+  std::map<std::string, std::pair<double, double>> totals, best;
   std::printf("%-26s %-38s %5s %12s %12s %8s\n", "layer", "shape", "count", "oneDNN GF/s", "OpenBLAS GF/s", "ratio");
   for (int64_t batch : batches) {
     for (const Layer& l : Layers()) {
@@ -276,13 +278,18 @@ int Main(int argc, char** argv) {
            {absl::StrCat(l.model, " b", batch, " ", kind), absl::StrCat(l.model, " b", batch, " all")}) {
         totals[key].first += l.count * std::max(ds, 0.0);
         totals[key].second += l.count * std::max(os, 0.0);
+        best[key].first += l.count * std::max(d->Min(), 0.0);
+        best[key].second += l.count * std::max(o->Min(), 0.0);
       }
     }
   }
-  std::printf("\nratio = OpenBLAS time / oneDNN time (> 1: oneDNN faster)\n\n%-22s %14s %14s %8s\n", "totals",
-              "oneDNN ms", "OpenBLAS ms", "ratio");
+  std::printf("\nratio = OpenBLAS time / oneDNN time (> 1: oneDNN faster); totals = sum of time x count\n\n");
+  std::printf("%-22s %14s %14s %8s %14s %14s %8s\n", "totals", "oneDNN ms", "OpenBLAS ms", "ratio", "min oneDNN",
+              "min OpenBLAS", "ratio");
   for (const auto& [key, t] : totals) {
-    std::printf("%-22s %14.2f %14.2f %8.2f\n", key.c_str(), t.first * 1e3, t.second * 1e3, t.second / t.first);
+    const auto& b = best[key];
+    std::printf("%-22s %14.2f %14.2f %8.2f %14.2f %14.2f %8.2f\n", key.c_str(), t.first * 1e3, t.second * 1e3,
+                t.second / t.first, b.first * 1e3, b.second * 1e3, b.second / b.first);
   }
   return 0;
 }

@@ -3,24 +3,25 @@
 // geometry oneDNN has no primitive for; the OpenBLAS conv itself declines NCHW).
 //
 // Order: oneDNN first for FusedConv, FusedGemm and MatMul. Measured with tools/bench/gemm_backends
-// (Release, fp32, every distinct ResNet-50 / ViT-B/16 layer shape, median time x layer count),
-// 2026-11-29 on the 2-core AMD EPYC (avx512_core_bf16), oneDNN 2.6.3, OpenBLAS 0.3.21:
+// (Release, fp32, every distinct ResNet-50 / ViT-B/16 layer shape through pack + create + Run,
+// medians, total = sum of median time x the layer's count in the model), 2026-11-29 on the
+// 2-core AMD EPYC (avx512_core_bf16), oneDNN 2.6.3, OpenBLAS 0.3.21:
 //
-//   total ms (oneDNN / OpenBLAS)   1 thread                    2 threads (loaded machine)
-//   resnet50 b1  conv               40.6 /  57.6  (1.42x)       80.5 /   99.1  (1.23x)
-//   resnet50 b1  gemm               35.4 /  44.5  (1.26x)      155.8 /  167.9  (1.08x)
-//   resnet50 b8  conv              345.5 / 479.7  (1.39x)      408.0 /  516.4  (1.27x)
-//   resnet50 b8  gemm              307.8 / 360.3  (1.17x)      460.1 /  534.3  (1.16x)
-//   vit_b_16 b1  conv                2.2 /   2.7  (1.22x)        8.2 /    7.9  (0.97x)
-//   vit_b_16 b1  gemm              406.0 / 629.9  (1.55x)      607.8 /  722.1  (1.19x)
-//   vit_b_16 b8  conv               18.2 /  21.3  (1.17x)       24.0 /   28.1  (1.17x)
-//   vit_b_16 b8  gemm             2473.8 / 3980.2 (1.61x)     2683.6 / 4214.7  (1.57x)
+//   total ms, oneDNN / OpenBLAS     2 threads                    1 thread
+//   resnet50 b1  conv                20.0 /   31.3  (1.57x)       40.6 /   55.5  (1.37x)
+//   resnet50 b1  gemm                16.9 /   22.7  (1.34x)       33.7 /   42.6  (1.26x)
+//   resnet50 b8  conv               159.7 /  223.3  (1.40x)      325.2 /  442.7  (1.36x)
+//   resnet50 b8  gemm               167.6 /  193.0  (1.15x)      311.8 /  370.3  (1.19x)
+//   vit_b_16 b1  conv                 1.1 /    2.2  (1.98x)        2.3 /    2.8  (1.23x)
+//   vit_b_16 b1  gemm               156.4 /  216.7  (1.39x)      314.9 /  390.8  (1.24x)
+//   vit_b_16 b8  conv                 9.2 /   11.3  (1.23x)       18.5 /   21.8  (1.18x)
+//   vit_b_16 b8  gemm              1228.1 / 1488.4  (1.21x)     2603.1 / 3212.2  (1.23x)
 //
-// oneDNN (brgemm kernels, weights in blocked layouts, fused post-ops) wins on every model total
-// but one noisy 2-thread entry (the single patch conv of ViT at batch 1, within noise); per layer
-// it is 1.1-1.6x faster on 3x3 convs and GEMMs and 2-2.6x on the 7x7 stem and the GELU GEMMs. The
-// 2-thread figures were taken while other jobs loaded the machine (small layers then wait on a
-// descheduled thread), so the 1-thread totals are the cleaner comparison; both agree on the order.
+// oneDNN (brgemm kernels on weights reordered to blocked layouts, post-ops fused) wins every model
+// total, and per layer all but two shapes: the 1x1 stride-2 downsample 512>1024 (0.9x) and, at
+// batch 8, the residual 1x1 64>256 (0.87x: oneDNN first copies Z into Y when Y does not overwrite
+// Z in place; plans usually run it in place). It is 2-2.6x faster on the 7x7 stem and the FC.
+// Runs taken while other jobs loaded the 2 cores gave noisier 2-thread figures but the same order.
 #include "runtime/cpu/blas/entries.h"
 
 #include "absl/strings/str_cat.h"

@@ -15,7 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
@@ -303,6 +303,9 @@ class OneDnnKernel : public Kernel {
       dst_mem_ = memory(d.dst, Engine(), DNNL_MEMORY_NONE);
       wei_mem_ = memory(d.weights, Engine(), const_cast<uint8_t*>(weights_));
       stream_ = dnnl::stream(Engine());
+      // memory objects are handles: Run's set_data_handle reaches these copies too.
+      args_ = {{DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, wei_mem_}, {DNNL_ARG_DST, dst_mem_}};
+      if (d.has_bias) args_.emplace(DNNL_ARG_BIAS, bias_mem_);
     } catch (const dnnl::error& e) {
       return DnnlError(spec, e);
     }
@@ -321,10 +324,7 @@ class OneDnnKernel : public Kernel {
       SetThreads(threads_);
       src_mem_.set_data_handle(f16_ ? src32_.data() : const_cast<void*>(inputs[0]));
       dst_mem_.set_data_handle(f16_ ? dst32_.data() : outputs[0]);
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, wei_mem_}, {DNNL_ARG_DST, dst_mem_}};
-      if (!bias_.empty()) args.emplace(DNNL_ARG_BIAS, bias_mem_);
-      prim_.execute(stream_, args);
+      prim_.execute(stream_, args_);
       stream_.wait();
       if (f16_) ParallelConvert(false, DType::kF16, dst32_.data(), outputs[0], dst_elems_, threads_);
     } catch (const dnnl::error& e) {
@@ -346,6 +346,7 @@ class OneDnnKernel : public Kernel {
   std::vector<float> bias_;
   dnnl::primitive prim_;
   memory src_mem_, dst_mem_, wei_mem_, bias_mem_;
+  std::unordered_map<int, memory> args_;
   dnnl::stream stream_;
 };
 

@@ -30,13 +30,8 @@ namespace {
 constexpr char kGemmFormat[] = "openblas:f32:kn";          // B as [K, N] fp32
 constexpr char kConvFormat[] = "openblas:f32:g.khkwc.co";  // W as [group][kh*kw*Cin/g][Cout/g] fp32
 
-void SingleThreadedBlas() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
+// Called by every create (cheap): something else in the process may have raised it since.
+void SingleThreadedBlas() { openblas_set_num_threads(1); }
 
 absl::Status Declined(const KernelSpec& spec, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): OpenBLAS kernel: ", why));
