@@ -1,6 +1,7 @@
 #include "passes/target.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -130,6 +131,7 @@ absl::StatusOr<const TargetDescription*> FindTarget(const std::string& name) {
       return absl::InvalidArgumentError(absl::StrCat("target file '", name, "' is over 1 MiB"));
     }
     ASSIGN_OR_RETURN(TargetDescription t, ParseTargetDescription(text.str(), name));
+    t.source = std::filesystem::path(name).filename().string();  // decisions name the file, not its folder
     for (const TargetDescription& known : AllTargets()) {
       if (known.name == t.name) {
         return absl::InvalidArgumentError(

@@ -83,7 +83,7 @@ class CliTest(unittest.TestCase):
                 self.assertNotIn(banned, page)
 
     def test_levels_and_targets(self):
-        # O3 lowers for every target in inspect; run/check execute on the reference interpreter only
+        # O3 lowers for every target in inspect; run/check execute on the reference interpreter or the cpu runtime
         for target in ("ref", "cpu", "cuda", "cuda:sm_90", "cuda:sm_80"):
             rc, out, err = gcomp("inspect", self.model, "--level", "O3", "--target", target)
             self.assertEqual(rc, 0, err)
@@ -95,17 +95,26 @@ class CliTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("unknown level 'O9'", err)
         case = os.path.dirname(self.model)
-        rc, _, err = gcomp("check", case, "--target", "cpu")
+        rc, _, err = gcomp("check", case, "--target", "cuda")
         self.assertEqual(rc, 2)
-        self.assertIn("target 'cpu' has no backend in this build yet", err)
-        # run --reference executes the graph lowered for a target on the reference interpreter
+        self.assertIn("target 'cuda' has no backend in this build yet", err)
+        rc, out, err = gcomp("check", case, "--target", "cpu")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("PASS", out)
+        rc, _, err = gcomp("compile", self.model, "-o", os.path.join(tempfile.gettempdir(), "x.gplan"), "--target", "cuda")
+        self.assertEqual(rc, 2)
+        self.assertIn("target 'cuda' has no backend in this build yet", err)
+        # run --reference executes the graph lowered for a target on the reference interpreter; without it
+        # --target cpu runs the compiled plan
         with tempfile.TemporaryDirectory() as d:
             feed = "input=" + os.path.join(case, "test_data_set_1", "input_0.pb")
             rc, _, err = gcomp("run", self.model, "--target", "cpu", "--level", "O3", "--input", feed, "--output-dir", d)
-            self.assertEqual(rc, 2)
+            self.assertEqual(rc, 0, err)
             rc, _, err = gcomp("run", self.model, "--target", "cpu", "--level", "O3", "--reference", "--input", feed,
                                "--output-dir", d)
             self.assertEqual(rc, 0, err)
+            rc, _, err = gcomp("run", self.model, "--target", "cuda", "--input", feed, "--output-dir", d)
+            self.assertEqual(rc, 2)
 
     def test_run_writes_outputs_matching_reference(self):
         case = os.path.dirname(self.model)
