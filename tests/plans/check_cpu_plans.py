@@ -7,8 +7,11 @@ For each model:
   - fp16 and bf16 plans (reduced-precision storage, fp32 math): cosine >= 0.999 and max abs error
     <= 5e-2*max|ref| on the stored data sets and, for dynamic-batch models, on 64 seeded random
     inputs run as one batch of 64 (ONNX Runtime computes their references here); no inf/NaN;
-    top-1 agreement with ONNX Runtime over the 64 inputs is printed and the distinct ONNX Runtime
-    classes among them counted (>= 8, so the inputs are not all one class);
+    top-1 agreement with ONNX Runtime over the 64 inputs is printed (for bf16 ResNets next to
+    PyTorch's own bf16 agreement on the same inputs) and the distinct ONNX Runtime classes among
+    them counted (>= 8, so the inputs are not all one class). Agreement is not required to be 64/64:
+    with 100 or 1000 random-weight classes some inputs have their top two logits closer than bf16's
+    rounding moves them;
   - bf16 on the small ResNets: held to PyTorch's own bf16 on the same graph and inputs
     (tests/passes/torch_peer.py) where DESIGN.md's bound is missed, as in check_precision.py: these
     random-weight ResNets amplify rounding, and PyTorch's bf16 misses DESIGN.md's bound by as much.
@@ -133,7 +136,11 @@ def check_model(gcomp, case_dir, fail):
                     classes = len(set(ref.argmax(1).tolist()))
                     if classes < 8:
                         fail(f"{where}: ONNX Runtime gives only {classes} distinct classes")
-                    summary.append(f"{prec} top1 {agree}/{RANDOM_INPUTS} ({classes} classes)")
+                    peer_note = ""
+                    if prec == "bf16" and peer:
+                        p = torch_peer.run(model, x, torch.bfloat16)[0]
+                        peer_note = f", PyTorch bf16 {int((p.argmax(1) == ref.argmax(1)).sum())}/{RANDOM_INPUTS}"
+                    summary.append(f"{prec} top1 {agree}/{RANDOM_INPUTS} ({classes} classes{peer_note})")
             if prec == "fp32":
                 summary.append(f"fp32 max abs/max|ref| {worst_fp32:.1e}")
             else:
