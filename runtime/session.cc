@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/op_def.h"
+#include "graph/ops/op_helpers.h"
 #include "graph/status_macros.h"
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/kernel_table.h"
@@ -25,6 +27,94 @@ uint8_t* AlignedAlloc(int64_t bytes) {
 }
 
 std::string DimsString(const std::vector<int64_t>& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
+
+// A plan comes from a file, which may have been crafted: before a step's kernel is created, the step
+// is checked against its op's definition (arity, attribute types, the shape function's output types
+// and dims at this batch) and against its kernel's own constraints (`accepts`), so that no kernel
+// runs on operands its op or its entry does not allow.
+absl::Status CheckStep(const codegen::Plan& plan, const codegen::Step& step, const cpu::KernelSpec& spec,
+                       const cpu::KernelEntry& entry) {
+  const OpDef* def = FindOp(step.op);
+  if (!def) return absl::InvalidArgumentError(absl::StrCat("unknown op '", step.op, "'"));
+  std::vector<std::unique_ptr<Value>> values;
+  Node node;
+  node.name = step.name;
+  node.op = step.op;
+  node.def = def;
+  node.attrs = step.attrs;
+  std::vector<ValueInfo> infos(spec.inputs.size());
+  std::vector<const ValueInfo*> info_ptrs(spec.inputs.size(), nullptr);
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const cpu::Operand& op = spec.inputs[i];
+    if (!op.present) {
+      node.inputs.push_back(nullptr);
+      continue;
+    }
+    auto v = std::make_unique<Value>();
+    v->name = plan.buffers[step.inputs[i]].name;
+    v->dtype = op.dtype;
+    v->shape = ShapeFromInts(op.dims);
+    // Shape functions read the data of small integer constants (shapes, axes, pads, starts).
+    if (op.is_constant() && op.format.empty() && (!IsFloat(op.dtype) || cpu::NumElements(op.dims) <= 4096)) {
+      ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(op.dtype, op.dims));
+      if (t.nbytes() != op.constant_bytes) {
+        return absl::InvalidArgumentError(absl::StrCat("constant '", v->name, "' has ", op.constant_bytes,
+                                                       " bytes, its dims need ", t.nbytes()));
+      }
+      std::memcpy(t.mutable_data(), op.constant, t.nbytes());
+      v->constant = std::make_shared<const Tensor>(std::move(t));
+    }
+    infos[i] = ValueInfo{v->name, v->dtype, v->shape, v->constant.get(), nullptr};
+    info_ptrs[i] = &infos[i];
+    node.inputs.push_back(v.get());
+    values.push_back(std::move(v));
+  }
+  for (size_t k = 0; k < spec.outputs.size(); ++k) {
+    auto v = std::make_unique<Value>();
+    v->name = plan.buffers[step.outputs[k]].name;
+    node.outputs.push_back(v.get());
+    values.push_back(std::move(v));
+  }
+  RETURN_IF_ERROR(CheckNodeAgainstDef(node, *def));
+  InferContext ctx(node, info_ptrs);
+  ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, def->shape(ctx));
+  if (outs.size() < spec.outputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the op gives ", outs.size(), " outputs, the step has ",
+                                                   spec.outputs.size()));
+  }
+  for (size_t k = 0; k < spec.outputs.size(); ++k) {
+    // Dims that depend on data computed at run time (an Expand of a computed shape) are checked by
+    // the kernel when it runs (the reference kernel re-infers them from the data).
+    bool matches = outs[k].dtype == spec.outputs[k].dtype && outs[k].shape.size() == spec.outputs[k].dims.size();
+    for (size_t d = 0; matches && d < outs[k].shape.size(); ++d) {
+      const Dim& dim = outs[k].shape[d];
+      if (auto c = dim.ConstValue()) {
+        matches = *c == spec.outputs[k].dims[d];
+      } else {
+        const std::vector<std::string> symbols = dim.Symbols();
+        matches = !symbols.empty() && ops::IsDataDependentSymbol(symbols[0]);
+      }
+    }
+    if (!matches) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "output ", k, " is ", DTypeName(spec.outputs[k].dtype), DimsString(spec.outputs[k].dims), ", the op gives ",
+          DTypeName(outs[k].dtype), ShapeToString(outs[k].shape)));
+    }
+  }
+  for (size_t k = 0; k < step.in_place.size(); ++k) {
+    const int32_t i = step.in_place[k];
+    if (i < 0) continue;
+    const cpu::Operand& in = spec.inputs[static_cast<size_t>(i)];
+    if (!in.present || in.is_constant() || in.dims != spec.outputs[k].dims || in.dtype != spec.outputs[k].dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("output ", k, " overwrites input ", i,
+                                                     ", which is not an activation of the same type and dims"));
+    }
+  }
+  if (!entry.accepts(spec)) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", entry.id, "' does not run this step"));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -160,6 +250,10 @@ absl::Status Session::Reshape(int64_t batch) {
       spec.outputs.push_back(std::move(op));
     }
     const cpu::KernelEntry* e = cpu::FindKernel(s.kernel);
+    if (absl::Status st = CheckStep(*plan_, s, spec, *e); !st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid plan: step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
+    }
     auto k = e->create(spec);
     if (!k.ok()) {
       return absl::Status(k.status().code(), absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel,

@@ -17,6 +17,15 @@ class ReferenceKernel : public Kernel {
     node_.op = spec.op;
     node_.def = FindOp(spec.op);
     node_.attrs = attrs_;
+    // Placeholder values so that the op's shape function and kernel see the step's arity.
+    for (const Operand& in : spec.inputs) {
+      values_.push_back(std::make_unique<Value>());
+      node_.inputs.push_back(in.present ? values_.back().get() : nullptr);
+    }
+    for (size_t k = 0; k < spec.outputs.size(); ++k) {
+      values_.push_back(std::make_unique<Value>());
+      node_.outputs.push_back(values_.back().get());
+    }
   }
 
   absl::Status Init() {
@@ -50,6 +59,29 @@ class ReferenceKernel : public Kernel {
       if (!spec_.inputs[i].is_constant()) std::memcpy(inputs_[i].mutable_data(), inputs[i], inputs_[i].nbytes());
       ins[i] = &inputs_[i];
     }
+    // The output dims the op gives for this data must be the step's: a plan's dims were inferred at
+    // compile time, and values computed at run time (shapes) must agree with them.
+    std::vector<ValueInfo> infos(ins.size());
+    std::vector<const ValueInfo*> info_ptrs(ins.size(), nullptr);
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!ins[i]) continue;
+      infos[i] = ValueInfo{"", ins[i]->dtype(), ShapeFromInts(ins[i]->dims()), ins[i], nullptr};
+      info_ptrs[i] = &infos[i];
+    }
+    InferContext ctx(node_, info_ptrs);
+    auto shapes = node_.def->shape(ctx);
+    if (!shapes.ok()) {
+      return absl::Status(shapes.status().code(),
+                          absl::StrCat("node '", spec_.name, "' (", spec_.op, "): ", shapes.status().message()));
+    }
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      auto dims = k < shapes->size() ? ConcreteDims((*shapes)[k].shape) : std::nullopt;
+      if (!dims || *dims != outputs_[k].dims()) {
+        return absl::InvalidArgumentError(absl::StrCat("node '", spec_.name, "' (", spec_.op, "): output ", k,
+                                                       " would be ", k < shapes->size() ? ShapeToString((*shapes)[k].shape) : "missing",
+                                                       " for this data, the plan has ", ShapeToString(ShapeFromInts(outputs_[k].dims()))));
+      }
+    }
     for (Tensor& t : outputs_) std::memset(t.mutable_data(), 0, t.nbytes());
     KernelContext kc{node_, ins, outputs_};
     if (absl::Status s = node_.def->kernel(kc); !s.ok()) {
@@ -64,6 +96,7 @@ class ReferenceKernel : public Kernel {
  private:
   KernelSpec spec_;
   Attributes attrs_;
+  std::vector<std::unique_ptr<Value>> values_;
   Node node_;
   std::vector<Tensor> inputs_;
   std::vector<Tensor> outputs_;

@@ -2,6 +2,7 @@
 // load, run at several batch sizes against the reference interpreter, two sessions sharing one
 // plan, kernel launch counts, and the errors a caller can cause.
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <random>
 
@@ -33,6 +34,7 @@ class ApiTest : public ::testing::Test {
     ASSERT_TRUE(plan.ok()) << plan.status();
     path_ = ::testing::TempDir() + "/api_test.gplan";
     ASSERT_TRUE(gcomp::codegen::WritePlanFile(**plan, path_).ok());
+    plan_ = std::move(*plan);
   }
 
   static std::vector<float> Image(int64_t batch, unsigned seed) {
@@ -52,10 +54,12 @@ class ApiTest : public ::testing::Test {
   }
 
   static std::unique_ptr<gcomp::Graph> reference_;
+  static std::unique_ptr<gcomp::codegen::Plan> plan_;
   static std::string path_;
 };
 
 std::unique_ptr<gcomp::Graph> ApiTest::reference_;
+std::unique_ptr<gcomp::codegen::Plan> ApiTest::plan_;
 std::string ApiTest::path_;
 
 TEST_F(ApiTest, RunsEveryBatchUpToTheMaximumLikeTheReference) {
@@ -129,6 +133,41 @@ TEST_F(ApiTest, RefusesWhatTheCallerGetsWrong) {
   auto missing = gcomp::Plan::Load(::testing::TempDir() + "/no_such.gplan");
   EXPECT_FALSE(missing.ok());
   EXPECT_EQ(gcomp::Session::Create(nullptr).status().code(), gcomp::StatusCode::kInvalidArgument);
+}
+
+// A plan file that is structurally valid but contradicts its ops (as a crafted file could) is
+// refused when the session prepares its kernels, before any kernel runs.
+TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
+  using gcomp::codegen::Plan;
+  auto refused = [&](const std::function<void(Plan&)>& edit, const std::string& needle) {
+    Plan p = *plan_;
+    edit(p);
+    const std::string path = ::testing::TempDir() + "/edited.gplan";
+    ASSERT_TRUE(gcomp::codegen::WritePlanFile(p, path).ok()) << needle;
+    auto loaded = gcomp::Plan::Load(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    auto s = gcomp::Session::Create(*loaded);
+    ASSERT_TRUE(s.ok());
+    auto r = (*s)->Run({gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 3))});
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_EQ(r.status().code(), gcomp::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+  };
+  auto find = [](Plan& p, const std::string& op) -> gcomp::codegen::Step& {
+    for (auto& s : p.steps) {
+      if (s.op == op) return s;
+    }
+    return p.steps.front();
+  };
+  // The input layout Transpose with a repeated axis.
+  refused([&](Plan& p) { find(p, "Transpose").attrs.Set("perm", std::vector<int64_t>{0, 0, 0, 0}); },
+          "invalid plan: step");
+  // A conv whose output buffer claims other dims than the conv gives.
+  refused([&](Plan& p) { p.buffers[find(p, "FusedConv").outputs[0]].dims.back().fixed += 1; }, "the op gives");
+  // A conv attribute of the wrong type.
+  refused([&](Plan& p) { find(p, "FusedConv").attrs.Set("strides", std::string("2")); }, "attribute 'strides'");
+  // A step run by a kernel that does not run its op.
+  refused([&](Plan& p) { find(p, "Transpose").kernel = "cpu.layernorm"; }, "does not run this step");
 }
 
 }  // namespace
