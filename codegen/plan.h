@@ -10,8 +10,9 @@
 //     batch 1 and scale with the batch (offset * batch), so one plan serves every batch size;
 //   - the fixed arena holds values whose size does not depend on the batch (shape tensors, ...),
 //     and values with a mixed size at their max_batch size.
-// Graph inputs are read from the caller's tensors and graph outputs written to the caller's,
-// except where the output is also needed as a step input (then it lives in an arena and is copied).
+// Graph inputs are read from the caller's tensors and graph outputs written into the caller's by
+// the steps that produce them (later steps may read them there); an output no step produces (a
+// graph input, a constant or a view) gets a copy step, so every plan output is a kOutput buffer.
 #pragma once
 
 #include <cstdint>

@@ -111,6 +111,12 @@ int64_t HostTensor::num_elements() const {
 std::vector<float> HostTensor::ToFloat32() const {
   const DType t = ToInternal(dtype);
   if (!IsFloat(t)) return {};
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > (int64_t{1} << 40) / d)) return {};
+    n *= d;
+  }
+  if (static_cast<size_t>(n) * DTypeSize(t) != data.size()) return {};
   std::vector<float> out(static_cast<size_t>(num_elements()));
   if (data.size() != out.size() * DTypeSize(t)) return {};
   for (size_t i = 0; i < out.size(); ++i) {
@@ -157,7 +163,15 @@ Result<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Plan> pla
 
 Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inputs) {
   std::map<std::string, Tensor> feeds;
+  const codegen::Plan& plan = impl_->session->plan();
   for (const HostTensor& h : inputs) {
+    bool known = false;
+    for (int32_t id : plan.inputs) known |= plan.buffers[id].name == h.name;
+    if (!known) return Status(StatusCode::kInvalidArgument, "the plan has no input '" + h.name + "'");
+    if (feeds.count(h.name)) return Status(StatusCode::kInvalidArgument, "input '" + h.name + "' is given twice");
+    for (int64_t d : h.shape) {
+      if (d < 0) return Status(StatusCode::kInvalidArgument, "input '" + h.name + "' has a negative dim");
+    }
     auto t = Tensor::Zeros(ToInternal(h.dtype), h.shape);
     if (!t.ok()) return FromAbsl(t.status());
     if (t->nbytes() != h.data.size()) {
@@ -171,7 +185,7 @@ Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inpu
   auto outs = impl_->session->Run(feeds);
   if (!outs.ok()) return FromAbsl(outs.status());
   std::vector<HostTensor> result;
-  const codegen::Plan& p = impl_->session->plan();
+  const codegen::Plan& p = plan;
   for (size_t k = 0; k < outs->size(); ++k) {
     const Tensor& t = (*outs)[k];
     HostTensor h;

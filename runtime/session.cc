@@ -54,6 +54,12 @@ absl::Status CheckStep(const codegen::Plan& plan, const codegen::Step& step, con
     v->name = plan.buffers[step.inputs[i]].name;
     v->dtype = op.dtype;
     v->shape = ShapeFromInts(op.dims);
+    if (op.is_constant() && op.format.empty() &&
+        op.constant_bytes != static_cast<size_t>(cpu::NumElements(op.dims)) * DTypeSize(op.dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat("constant '", v->name, "' has ", op.constant_bytes,
+                                                     " bytes, its dims need ",
+                                                     cpu::NumElements(op.dims) * DTypeSize(op.dtype)));
+    }
     // Shape functions read the data of small integer constants (shapes, axes, pads, starts).
     if (op.is_constant() && op.format.empty() && (!IsFloat(op.dtype) || cpu::NumElements(op.dims) <= 4096)) {
       ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(op.dtype, op.dims));
@@ -142,9 +148,20 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const c
     return absl::InvalidArgumentError(absl::StrCat("threads ", options.threads, ", expected 1..1024"));
   }
   for (const codegen::Step& s : plan->steps) {
-    if (!cpu::FindKernel(s.kernel)) {
+    const cpu::KernelEntry* e = cpu::FindKernel(s.kernel);
+    if (!e) {
       return absl::InvalidArgumentError(
           absl::StrCat("step '", s.name, "' uses kernel '", s.kernel, "', which this build does not have"));
+    }
+    if (!e->op.empty() && e->op != s.op) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid plan: step '", s.name, "' (", s.op, ") uses kernel '",
+                                                     s.kernel, "', which runs ", e->op));
+    }
+  }
+  for (int32_t id : plan->outputs) {
+    if (plan->buffers[id].kind != BufferKind::kOutput) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid plan: graph output '", plan->buffers[id].name,
+                                                     "' is not an output buffer written by a step"));
     }
   }
   std::unique_ptr<Session> session(new Session(std::move(plan), options));
@@ -166,6 +183,11 @@ int Session::Root(int id) const {
 }
 
 absl::StatusOr<int64_t> Session::BatchOf(const std::map<std::string, Tensor>& inputs) const {
+  for (const auto& [name, t] : inputs) {
+    bool known = false;
+    for (int32_t id : plan_->inputs) known |= plan_->buffers[id].name == name;
+    if (!known) return absl::InvalidArgumentError(absl::StrCat("the plan has no input '", name, "'"));
+  }
   int64_t batch = -1;
   for (int32_t id : plan_->inputs) {
     const Buffer& b = plan_->buffers[id];
@@ -209,16 +231,59 @@ absl::StatusOr<int64_t> Session::BatchOf(const std::map<std::string, Tensor>& in
   return batch;
 }
 
+// Every buffer's bytes at `batch` must fit the memory it resolves to (a crafted plan could give a
+// buffer fewer bytes than its dims need), and steps may only write to arena or output memory.
+absl::Status Session::CheckCapacities(int64_t batch) const {
+  auto bytes_of = [&](const Buffer& b) -> int64_t {
+    int64_t n = static_cast<int64_t>(DTypeSize(b.dtype));
+    for (const codegen::LinearDim& d : b.dims) n *= d.At(batch);
+    return n;
+  };
+  auto invalid = [](const Buffer& b, const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid plan: buffer '", b.name, "' ", what));
+  };
+  for (const Buffer& b : plan_->buffers) {
+    const Buffer& root = plan_->buffers[Root(static_cast<int>(&b - plan_->buffers.data()))];
+    int64_t capacity = 0;
+    switch (root.kind) {
+      case BufferKind::kBatchArena: capacity = root.bytes * batch; break;
+      case BufferKind::kFixedArena: capacity = root.bytes; break;
+      case BufferKind::kConstant:
+        capacity = root.bytes;
+        if (root.format.empty() && root.bytes != bytes_of(root)) return invalid(root, "has bytes that do not match its dims");
+        break;
+      case BufferKind::kInput:
+      case BufferKind::kOutput: capacity = bytes_of(root); break;
+      case BufferKind::kAlias: break;
+    }
+    if (root.format.empty() && bytes_of(b) > capacity) {
+      return invalid(b, absl::StrCat("needs ", bytes_of(b), " bytes at batch ", batch, ", its memory has ", capacity));
+    }
+  }
+  for (const codegen::Step& s : plan_->steps) {
+    for (int32_t id : s.outputs) {
+      const BufferKind k = plan_->buffers[Root(id)].kind;
+      if (k == BufferKind::kConstant || k == BufferKind::kInput) {
+        return invalid(plan_->buffers[id], absl::StrCat("is written by step '", s.name, "' but is a ",
+                                                        k == BufferKind::kConstant ? "weight" : "caller input"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Session::Reshape(int64_t batch) {
-  batch_ = batch;
   const int64_t need = plan_->batch_arena_bytes * batch;
   if (need > batch_arena_capacity_) {
+    uint8_t* grown = AlignedAlloc(need);
+    if (!grown) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", need, " arena bytes"));
     std::free(batch_arena_);
-    batch_arena_ = AlignedAlloc(need);
-    if (!batch_arena_) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", need, " arena bytes"));
+    batch_arena_ = grown;
     batch_arena_capacity_ = need;
   }
+  batch_ = batch;
   if (prepared_.count(batch)) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckCapacities(batch));
   Prepared p;
   for (const codegen::Step& s : plan_->steps) {
     cpu::KernelSpec spec;

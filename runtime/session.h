@@ -45,6 +45,7 @@ class Session {
  private:
   Session(std::shared_ptr<const codegen::Plan> plan, const SessionOptions& options);
   absl::Status Reshape(int64_t batch);
+  absl::Status CheckCapacities(int64_t batch) const;
   absl::StatusOr<int64_t> BatchOf(const std::map<std::string, Tensor>& inputs) const;
   std::vector<int64_t> DimsAt(const codegen::Buffer& b, int64_t batch) const;
   int Root(int id) const;

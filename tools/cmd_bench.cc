@@ -79,10 +79,7 @@ int Bench(int argc, char** argv) {
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::map<std::string, Tensor> feeds;
   for (const ValueSpec& in : (*exe)->inputs()) {
-    std::vector<int64_t> dims = in.dims_at_batch_1;
-    for (size_t k = 0; k < dims.size(); ++k) {
-      if (in.batch_dims[k]) dims[k] *= *batch;
-    }
+    std::vector<int64_t> dims = in.At(*batch);
     auto t = Tensor::Zeros(in.dtype, dims);
     if (!t.ok()) return Report(t.status());
     if (IsFloat(in.dtype)) {

@@ -16,11 +16,7 @@ std::vector<ValueSpec> SpecsOf(const codegen::Plan& p, const std::vector<int32_t
   std::vector<ValueSpec> out;
   for (int32_t id : ids) {
     const codegen::Buffer& b = p.buffers[id];
-    ValueSpec s{b.name, b.dtype, {}, {}};
-    for (const codegen::LinearDim& d : b.dims) {
-      s.dims_at_batch_1.push_back(d.At(1));
-      s.batch_dims.push_back(d.per_batch != 0);
-    }
+    ValueSpec s{b.name, b.dtype, b.dims};
     out.push_back(std::move(s));
   }
   return out;
@@ -29,11 +25,10 @@ std::vector<ValueSpec> SpecsOf(const codegen::Plan& p, const std::vector<int32_t
 std::vector<ValueSpec> SpecsOf(const std::vector<Value*>& values) {
   std::vector<ValueSpec> out;
   for (const Value* v : values) {
-    ValueSpec s{v->name, v->dtype, {}, {}};
+    ValueSpec s{v->name, v->dtype, {}};
     for (const Dim& d : v->shape) {
       auto c = d.ConstValue();
-      s.dims_at_batch_1.push_back(c ? *c : 1);
-      s.batch_dims.push_back(!c.has_value());
+      s.dims.push_back(c ? codegen::LinearDim{0, *c} : codegen::LinearDim{1, 0});
     }
     out.push_back(std::move(s));
   }

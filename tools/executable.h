@@ -20,8 +20,12 @@ namespace gcomp::cli {
 struct ValueSpec {
   std::string name;
   DType dtype = DType::kF32;
-  std::vector<int64_t> dims_at_batch_1;
-  std::vector<bool> batch_dims;  // dims that grow with the batch
+  std::vector<codegen::LinearDim> dims;  // per_batch * batch + fixed (symbolic model dims: the batch)
+  std::vector<int64_t> At(int64_t batch) const {
+    std::vector<int64_t> out;
+    for (const codegen::LinearDim& d : dims) out.push_back(d.At(batch));
+    return out;
+  }
 };
 
 class Executable {

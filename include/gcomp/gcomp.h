@@ -42,7 +42,10 @@ template <typename T>
 class Result {
  public:
   Result(T value) : v_(std::move(value)) {}           // NOLINT(google-explicit-constructor)
-  Result(Status status) : v_(std::move(status)) {}     // NOLINT(google-explicit-constructor)
+  // An OK status carries no value: it becomes an internal error rather than an empty success.
+  Result(Status status)  // NOLINT(google-explicit-constructor)
+      : v_(status.ok() ? Status(StatusCode::kInternal, "Result constructed from an OK status without a value")
+                       : std::move(status)) {}
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status() : std::get<Status>(v_); }
   T& value() { return std::get<T>(v_); }
@@ -73,11 +76,12 @@ struct HostTensor {
   std::vector<float> ToFloat32() const;
 };
 
-// A plan input or output: its name, type, and dims with the batch shown as -1 (per_batch > 0).
+// A plan input or output: its name, type, and dims at batch 1; batch_dims says which dims grow
+// with the batch.
 struct TensorInfo {
   std::string name;
   DataType dtype = DataType::kFloat32;
-  std::vector<int64_t> shape;  // at batch 1; see batch_dims
+  std::vector<int64_t> shape;    // at batch 1
   std::vector<bool> batch_dims;  // which dims grow with the batch
 };
 
@@ -101,8 +105,10 @@ class Plan {
 };
 
 struct SessionOptions {
-  // Kernel threads. The OpenMP and OpenBLAS thread pools are process-wide: a run sets them to its
-  // session's count, so sessions with different counts in one process take turns, not share.
+  // Kernel threads. Each run sets OpenMP's thread count on the calling thread and OpenBLAS's
+  // process-wide count to this value; sessions with different counts running at the same time in
+  // one process may see each other's OpenBLAS setting (the cpu kernels run OpenBLAS single-threaded
+  // inside their own OpenMP tiles, so this only matters for the OpenBLAS fallback entries).
   int threads = 1;
 };
 

@@ -120,7 +120,11 @@ TEST_F(ApiTest, RefusesWhatTheCallerGetsWrong) {
     EXPECT_EQ(r.status().code(), gcomp::StatusCode::kInvalidArgument);
     EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
   };
-  expect_error({gcomp::HostTensor::Float32("image", {1, 3, 64, 64}, Image(1, 1))}, "missing input 'input'");
+  expect_error({gcomp::HostTensor::Float32("image", {1, 3, 64, 64}, Image(1, 1))}, "the plan has no input 'image'");
+  expect_error({}, "missing input 'input'");
+  expect_error({gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 1)),
+                gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 1))},
+               "given twice");
   expect_error({gcomp::HostTensor::Float32("input", {5, 3, 64, 64}, Image(5, 1))}, "batch 5 is outside the plan's 1..4");
   expect_error({gcomp::HostTensor::Float32("input", {1, 3, 32, 64}, std::vector<float>(3 * 32 * 64, 0.5f))},
                "expected [batch,3,64,64]");
@@ -163,11 +167,44 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
   refused([&](Plan& p) { find(p, "Transpose").attrs.Set("perm", std::vector<int64_t>{0, 0, 0, 0}); },
           "invalid plan: step");
   // A conv whose output buffer claims other dims than the conv gives.
-  refused([&](Plan& p) { p.buffers[find(p, "FusedConv").outputs[0]].dims.back().fixed += 1; }, "the op gives");
+  refused([&](Plan& p) { p.buffers[find(p, "FusedConv").outputs[0]].dims.back().fixed += 1; },
+          "invalid plan: buffer '/conv1/Conv_1_out' needs");
   // A conv attribute of the wrong type.
   refused([&](Plan& p) { find(p, "FusedConv").attrs.Set("strides", std::string("2")); }, "attribute 'strides'");
-  // A step run by a kernel that does not run its op.
-  refused([&](Plan& p) { find(p, "Transpose").kernel = "cpu.layernorm"; }, "does not run this step");
+  // A step run by a kernel of another op.
+  refused([&](Plan& p) { find(p, "Transpose").kernel = "cpu.layernorm"; }, "kernel 'cpu.layernorm' does not run");
+  // Activations with fewer bytes than their dims need (every arena buffer at offset 0, 64 bytes).
+  refused(
+      [&](Plan& p) {
+        for (auto& b : p.buffers) {
+          if (b.kind == gcomp::codegen::BufferKind::kBatchArena) b.offset = 0, b.bytes = 64;
+        }
+        p.batch_arena_bytes = 64;
+      },
+      "bytes at batch 1, its memory has");
+  // A step writing through an alias into a weight.
+  refused(
+      [&](Plan& p) {
+        int32_t weight = -1;
+        for (size_t i = 0; i < p.buffers.size(); ++i) {
+          if (p.buffers[i].kind == gcomp::codegen::BufferKind::kConstant) weight = static_cast<int32_t>(i);
+        }
+        auto& out = p.buffers[p.steps.front().outputs[0]];
+        out.kind = gcomp::codegen::BufferKind::kAlias;
+        out.alias_of = weight;
+      },
+      "invalid plan: buffer");
+  // A plain constant shorter than its dims.
+  refused(
+      [&](Plan& p) {
+        for (auto& b : p.buffers) {
+          if (b.kind == gcomp::codegen::BufferKind::kConstant && b.format.empty() && b.bytes > 64) {
+            b.bytes = 64;
+            break;
+          }
+        }
+      },
+      "do not match its dims");
 }
 
 }  // namespace
