@@ -50,6 +50,9 @@ from onnx import TensorProto, helper, numpy_helper
 # Bump whenever anything that ends up in a generated folder changes; folders written by another
 # version are regenerated.
 VERSION = 1
+# Fixtures record the hash of this script: any change to a recipe regenerates them (a folder made
+# by another version of the script is not "complete").
+SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 # Reference outputs are computed op by op (no ORT graph rewrites such as Conv+Add fusion or the
 # NCHWc layout transform), which is the semantics gcomp's reference interpreter implements.
@@ -769,7 +772,7 @@ def is_complete(folder: Path) -> bool:
         meta = json.loads((folder / "meta.json").read_text())
     except (OSError, ValueError):
         return False
-    return meta.get("generator_version") == VERSION and all(
+    return meta.get("generator_version") == VERSION and meta.get("generator_hash") == SOURCE_HASH and all(
         (folder / f).is_file() for f in meta.get("files", []))
 
 
@@ -829,6 +832,7 @@ def write_case(spec: Spec, model: onnx.ModelProto, notes: dict, out: Path) -> di
         "notes": notes,
         "files": files,
         "generator_version": VERSION,
+        "generator_hash": SOURCE_HASH,
     }
     (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     shutil.rmtree(final, ignore_errors=True)

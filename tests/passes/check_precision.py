@@ -12,17 +12,14 @@ fp8 (e4m3fn, per-tensor scales) runs at O3 for --target cuda:sm_90 on the refere
 (--reference), calibrated on the model's test_data_set_0 (--calibration), against DESIGN.md's fp8
 tolerance (cosine >= 0.99, no inf/NaN).
 
-bf16 on the small ResNets: PyTorch's own bf16 (torch_peer.py: the same ONNX graph on PyTorch
-operators, every tensor bf16) misses DESIGN.md's tolerance against ONNX Runtime on these models
-too (cosine ~0.9986, max abs error ~5.5e-2*max|ref|): the random-weight ResNets amplify rounding
-(relative error grows ~0.003 per conv, and the centred classifier doubles it). Where DESIGN.md's
-bf16 tolerance is missed, gcomp is held to PyTorch's figures on the same data set instead: its
-cosine deficit (1 - cosine) and max abs error at most PEER_FACTOR times PyTorch's. The line says
-which bound applied, and `gcomp check --precision bf16` on such a model is expected to FAIL.
-Known exception, likewise: fp8 (3-bit mantissa, 32x the bf16 rounding step) misses cosine >= 0.99
-on every small ResNet (worst ~0.82-0.91; weights alone or activations alone each give ~0.93-0.95,
-so it is the rounding of every conv operand, not a saturated or underflowing tensor) and on some
-data sets of the small ViTs (worst ~0.972). They are held to FP8_LOOSER, printed on every run, and
+bf16 is also compared with a peer on the ResNets: PyTorch's own bf16 (torch_peer.py: the same ONNX
+graph on PyTorch operators, every tensor bf16). Where DESIGN.md's bf16 tolerance is missed, gcomp is
+held to PyTorch's figures on the same data set instead: its cosine deficit (1 - cosine) and max abs
+error at most PEER_FACTOR times PyTorch's, and the line says which bound applied. (On the current
+fixtures both are within DESIGN.md; an earlier, worse-conditioned recipe amplified rounding to
+cosine 0.9986 in both.)
+Known exception: fp8 (3-bit mantissa, 16x the bf16 rounding step) misses cosine >= 0.99 on every
+small ResNet (worst ~0.956-0.974) and on some data sets of the small ViTs (worst ~0.986). They are held to FP8_LOOSER, printed on every run, and
 `gcomp check --precision fp8` on them may FAIL.
 The options themselves are checked once on the first model: fp8 (needs sm_89+: ref, cpu and
 cuda:sm_80 refused naming their target file; needs --calibration; empty or mismatched folders),
@@ -49,7 +46,7 @@ PRECISIONS = ("fp16", "bf16", "fp8")
 DESIGN_TOLERANCE = (0.999, 5e-2)  # cosine >=, max abs error / max|ref| <=
 DESIGN_FP8 = (0.99, float("inf"))
 PEER_FACTOR = 1.25  # gcomp's bf16 error may exceed PyTorch's bf16 error on the same model by this factor
-FP8_LOOSER = {"resnet": (0.80, float("inf")), "vit": (0.965, float("inf"))}
+FP8_LOOSER = {"resnet": (0.93, float("inf")), "vit": (0.965, float("inf"))}
 
 
 def design(prec):
