@@ -171,7 +171,6 @@ class Generator {
       if (it == ids_.end()) return Error(n, absl::StrCat("input '", n->input(0)->name, "' has no buffer"));
       ASSIGN_OR_RETURN(int id, NewBuffer(n->output(0), BufferKind::kAlias));
       plan_->buffers[id].alias_of = it->second;
-      views_.push_back(id);
       return absl::OkStatus();
     }
     cpu::KernelSpec spec;
@@ -236,7 +235,6 @@ class Generator {
 
   // Graph outputs that no step writes (a graph input, a constant or a view) get a copy step.
   absl::Status BindOutputs() {
-    static const Attributes kNoAttrs;
     for (const Value* v : g_.outputs()) {
       auto it = ids_.find(v);
       int id = -1;
@@ -268,7 +266,6 @@ class Generator {
         copy.inputs = {src};
         copy.outputs = {id};
         plan_->steps.push_back(std::move(copy));
-        (void)kNoAttrs;
       }
       plan_->buffers[id].io_index = static_cast<int32_t>(plan_->outputs.size());
       plan_->outputs.push_back(id);
@@ -294,12 +291,18 @@ class Generator {
       if (first[r] < 0) first[r] = step;
       last[r] = std::max(last[r], step);
     };
-    for (int s = 0; s < num_steps; ++s) {
-      for (int id : plan_->steps[s].outputs) touch(id, s);
-      for (int id : plan_->steps[s].inputs) {
-        if (id >= 0) touch(id, s);
+    // Lifetimes of the root buffers: from the step that writes them to the last step that reads them.
+    auto lifetimes = [&]() {
+      std::fill(first.begin(), first.end(), -1);
+      std::fill(last.begin(), last.end(), -1);
+      for (int s = 0; s < num_steps; ++s) {
+        for (int id : plan_->steps[s].outputs) touch(id, s);
+        for (int id : plan_->steps[s].inputs) {
+          if (id >= 0) touch(id, s);
+        }
       }
-    }
+    };
+    lifetimes();
     // In-place reuse: an arena input whose last use is this step, same dims and dtype as the
     // output, becomes the output's memory.
     for (int s = 0; s < num_steps; ++s) {
@@ -331,33 +334,23 @@ class Generator {
         break;
       }
     }
-    // Recompute lifetimes with the aliases resolved.
-    std::fill(first.begin(), first.end(), -1);
-    std::fill(last.begin(), last.end(), -1);
-    for (int s = 0; s < num_steps; ++s) {
-      for (int id : plan_->steps[s].outputs) touch(id, s);
-      for (int id : plan_->steps[s].inputs) {
-        if (id >= 0) touch(id, s);
-      }
-    }
+    lifetimes();  // again, with the in-place outputs resolved to their roots
     for (int kind : {0, 1}) {
       std::vector<LiveRange> ranges;
       std::vector<int> which;
       for (size_t id = 0; id < nb; ++id) {
         Buffer& b = plan_->buffers[id];
         if (b.kind != BufferKind::kBatchArena || first[id] < 0) continue;
-        int64_t per_batch = static_cast<int64_t>(DTypeSize(b.dtype)), fixed = per_batch;
-        bool proportional = !b.dims.empty() || true;
-        for (const LinearDim& d : b.dims) {
-          if (d.per_batch != 0 && d.fixed != 0) proportional = false;
-        }
-        // Elements at batch 1 and batch 2: proportional when the count doubles.
+        // Batch-arena values have a size proportional to the batch: the element count at batch 2
+        // is twice that at batch 1, and no dim mixes a batch term with a constant.
+        bool proportional = !batch_symbol_.empty();
+        for (const LinearDim& d : b.dims) proportional &= d.per_batch == 0 || d.fixed == 0;
         int64_t n1 = DTypeSize(b.dtype), n2 = DTypeSize(b.dtype);
         for (const LinearDim& d : b.dims) {
           n1 *= d.At(1);
           n2 *= d.At(2);
         }
-        const bool batch_scaled = !batch_symbol_.empty() && proportional && n2 == 2 * n1 && n1 > 0;
+        const bool batch_scaled = proportional && n2 == 2 * n1 && n1 > 0;
         if ((kind == 0) != batch_scaled) continue;
         if (kind == 0) {
           b.bytes = AlignUp(n1);
@@ -367,8 +360,6 @@ class Generator {
           b.bytes = AlignUp(std::max<int64_t>(n, 1));
           b.kind = BufferKind::kFixedArena;
         }
-        (void)per_batch;
-        (void)fixed;
         ranges.push_back({b.bytes, first[id], last[id]});
         which.push_back(static_cast<int>(id));
       }
@@ -399,7 +390,6 @@ class Generator {
   std::string batch_symbol_;
   std::map<const Value*, int> ids_;
   std::map<std::pair<const Value*, std::string>, int> constants_;
-  std::vector<int> views_;
 };
 
 }  // namespace

@@ -13,6 +13,13 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 // Maps a possibly negative axis into [0, rank); error names `what` and the rank.
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* what = "axis");
 
+// One axis of an ONNX Slice after index clamping: `count` elements from `start` by `step`.
+struct SliceAxis {
+  int64_t start, step, count;
+};
+// ONNX Slice index clamping for one axis of concrete size `dim` (step != 0).
+SliceAxis ResolveSlice(int64_t start, int64_t end, int64_t step, int64_t dim);
+
 absl::Status ExpectFloat(const InferContext& ctx, size_t i);
 absl::Status ExpectInteger(const InferContext& ctx, size_t i);
 absl::Status ExpectRank(const InferContext& ctx, size_t i, int64_t rank);

@@ -40,7 +40,7 @@ from onnx import numpy_helper
 
 import torch_peer
 
-from gcomp_run import read_tensor, run_model  # noqa: E402
+from gcomp_run import cosine, read_tensor, run_model  # noqa: E402
 
 PRECISIONS = ("fp16", "bf16", "fp8")
 DESIGN_TOLERANCE = (0.999, 5e-2)  # cosine >=, max abs error / max|ref| <=
@@ -66,12 +66,6 @@ def options(case_dir, prec):
         return ["--target", "cuda:sm_90", "--reference", "--precision", "fp8", "--calibration",
                 os.path.join(case_dir, "test_data_set_0")]
     return ["--precision", prec]
-
-
-def cosine(a, b):
-    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float(na == nb)
 
 
 def check_model(gcomp, case_dir, fail):

@@ -1,10 +1,19 @@
-"""Runs `gcomp run` on an ONNX test-case's input files and reads the outputs back; shared by the
-model-level checks (check_model_structure.py, check_lowering.py, check_precision.py)."""
+"""Runs `gcomp run` on an ONNX test-case's input files and reads the outputs back, and the cosine
+similarity the precision checks compare; shared by the model-level checks (check_model_structure.py,
+check_lowering.py, check_precision.py, tests/plans/check_cpu_plans.py)."""
 import os
 import subprocess
 
+import numpy as np
 import onnx
 from onnx import numpy_helper
+
+
+def cosine(a, b):
+    """Cosine similarity of two arrays (flattened, in float64); 1 for two zero arrays."""
+    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float(na == nb)
 
 
 def read_tensor(path):

@@ -37,7 +37,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "passes"))
 import torch_peer  # noqa: E402
-from gcomp_run import read_tensor  # noqa: E402
+from gcomp_run import cosine, read_tensor  # noqa: E402
 
 RANDOM_INPUTS = 64
 PEER_FACTOR = 1.25
@@ -45,12 +45,6 @@ PEER_FACTOR = 1.25
 # this fraction of the pool's max |logit| (drawn from a pool of DECISIVE_POOL seeded random inputs).
 DECISIVE_MARGIN = 0.1
 DECISIVE_POOL = 1024
-
-
-def cosine(a, b):
-    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float(na == nb)
 
 
 def run(cmd, timeout=1800):

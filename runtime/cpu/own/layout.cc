@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/ops/op_helpers.h"
 #include "runtime/cpu/own/common.h"
 
 namespace gcomp::cpu::own {
@@ -187,24 +188,6 @@ struct SliceAxisPlan {
   int64_t dim, start, step, count;
 };
 
-// ONNX Slice clamping of one axis (as graph/ops/shape_ops.cc).
-SliceAxisPlan ClampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  auto adjust = [dim](int64_t v) { return v < 0 ? (v < -dim ? -1 : v + dim) : v; };
-  start = adjust(start);
-  end = adjust(end);
-  if (step > 0) {
-    start = std::clamp(start, int64_t{0}, dim);
-    end = std::clamp(end, int64_t{0}, dim);
-  } else {
-    start = std::clamp(start, int64_t{0}, dim - 1);
-    end = std::clamp(end, int64_t{-1}, dim - 1);
-  }
-  int64_t count = 0;
-  if (step > 0 && end > start) count = (end - start + step - 1) / step;
-  if (step < 0 && start > end) count = (start - end + (-step) - 1) / (-step);
-  return {dim, start, step, count};
-}
-
 struct SlicePlan {
   size_t es = 4;
   std::vector<SliceAxisPlan> axes;  // collapsed
@@ -241,7 +224,8 @@ std::optional<SlicePlan> ResolveSlice(const KernelSpec& spec) {
     int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
     if (a < 0 || a >= r || sliced[a] || steps[i] == 0) return std::nullopt;
     sliced[a] = true;
-    plan[a] = ClampSlice((*starts)[i], (*ends)[i], steps[i], x.dims[a]);
+    const ops::SliceAxis c = ops::ResolveSlice((*starts)[i], (*ends)[i], steps[i], x.dims[a]);
+    plan[a] = {x.dims[a], c.start, c.step, c.count};
   }
   std::vector<int64_t> out;
   for (const SliceAxisPlan& p : plan) out.push_back(p.count);
