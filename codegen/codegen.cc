@@ -7,13 +7,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/memory_planner.h"
-#include "codegen/plan_file.h"
-#include "graph/status_macros.h"
+#include "plan/plan_file.h"
+#include "core/status_macros.h"
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/kernel_table.h"
 
 namespace gcomp::codegen {
 namespace {
+
+using plan::Buffer;
+using plan::BufferKind;
+using plan::kPlanAlignment;
+using plan::LinearDim;
+using plan::Plan;
+using plan::Step;
 
 constexpr char kGcompVersion[] = "0.1.0";
 
@@ -50,7 +57,7 @@ class Generator {
     RETURN_IF_ERROR(PlanArenas());
     plan_->weights = plan_->owned_weights.data();
     plan_->weights_bytes = static_cast<int64_t>(plan_->owned_weights.size());
-    if (absl::Status s = ValidatePlan(*plan_); !s.ok()) {
+    if (absl::Status s = plan::ValidatePlan(*plan_); !s.ok()) {
       return absl::InternalError(absl::StrCat("codegen produced an invalid plan: ", s.message()));
     }
     return std::move(plan_);
@@ -394,7 +401,7 @@ class Generator {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Plan>> GeneratePlan(const Graph& graph, const CodegenOptions& options) {
+absl::StatusOr<std::unique_ptr<plan::Plan>> GeneratePlan(const Graph& graph, const CodegenOptions& options) {
   return Generator(graph, options).Run();
 }
 

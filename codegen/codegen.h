@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "codegen/plan.h"
+#include "plan/plan.h"
 #include "graph/graph.h"
 
 namespace gcomp::codegen {
@@ -24,6 +24,6 @@ struct CodegenOptions {
   std::string level = "O3";
 };
 
-absl::StatusOr<std::unique_ptr<Plan>> GeneratePlan(const Graph& graph, const CodegenOptions& options);
+absl::StatusOr<std::unique_ptr<plan::Plan>> GeneratePlan(const Graph& graph, const CodegenOptions& options);
 
 }  // namespace gcomp::codegen

@@ -14,7 +14,7 @@
 #include "frontend/tensor_proto.h"
 #include "graph/op_def.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "onnx/onnx_pb.h"
 
 namespace gcomp::frontend {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/dim.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "onnx/onnx_pb.h"
 
 namespace gcomp::frontend {

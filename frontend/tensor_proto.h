@@ -4,7 +4,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "graph/tensor.h"
+#include "core/tensor.h"
 
 namespace onnx {
 class TensorProto;

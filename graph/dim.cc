@@ -173,15 +173,4 @@ std::optional<std::vector<int64_t>> ConcreteDims(const Shape& s) {
 
 Shape ShapeFromInts(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
 
-absl::StatusOr<int64_t> CheckedNumElements(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative dimension ", d));
-    if (__builtin_mul_overflow(n, d, &n)) {
-      return absl::InvalidArgumentError("element count overflows int64");
-    }
-  }
-  return n;
-}
-
 }  // namespace gcomp

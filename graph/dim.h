@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/size.h"
 
 namespace gcomp {
 
@@ -56,7 +57,5 @@ absl::StatusOr<Dim> NumElements(const Shape& s);
 // Concrete dims, or nullopt if any dim is symbolic.
 std::optional<std::vector<int64_t>> ConcreteDims(const Shape& s);
 Shape ShapeFromInts(const std::vector<int64_t>& dims);
-// Element count of concrete dims, error on negative dims or int64 overflow.
-absl::StatusOr<int64_t> CheckedNumElements(const std::vector<int64_t>& dims);
 
 }  // namespace gcomp

@@ -9,10 +9,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "graph/attribute.h"
+#include "core/attribute.h"
 #include "graph/dim.h"
-#include "graph/dtype.h"
-#include "graph/tensor.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
 
 namespace gcomp {
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/op_def.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp {
 namespace {

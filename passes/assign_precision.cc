@@ -44,7 +44,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/interpreter.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/target.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"

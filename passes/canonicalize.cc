@@ -13,7 +13,7 @@
 // Sub(x, c) and Div(x, c) (not commutative), LayerNormalization (fuse-layernorm owns it).
 #include <algorithm>
 
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 

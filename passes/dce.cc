@@ -2,7 +2,7 @@
 //
 //   %a = Op(...)      <- no users, not an output: erased, and its inputs' producers if they
 //                        became unused too.
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 

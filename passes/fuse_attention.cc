@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 

@@ -18,7 +18,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 

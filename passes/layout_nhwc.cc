@@ -10,7 +10,7 @@
 // between NHWC convs become Pool{layout=NHWC}; GlobalAveragePool becomes ReduceMean over H, W.
 // Preconditions: 2-D convs (rank-4 X), float.
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 #include "passes/target.h"

@@ -12,7 +12,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 #include "passes/target.h"

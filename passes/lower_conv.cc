@@ -14,7 +14,7 @@
 // Preconditions for a rewrite: 2-D conv, constant W, explicit pads (no auto_pad), known Ho, Wo.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 #include "passes/target.h"

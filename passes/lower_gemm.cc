@@ -10,7 +10,8 @@
 // Preconditions: runs after assign-precision (it reads Node::precision); a FusedGemm with
 // activation none records nothing.
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "core/epilogue.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/target.h"
 
@@ -25,7 +26,7 @@ bool HasEpilogueDecision(const Node* n) {
 }
 
 Decision Choose(const TargetDescription& t, const Node* n) {
-  const std::string act = n->attrs.GetString("activation", "none");
+  const std::string act = n->attrs.GetString(kActivationAttr, "none");
   const std::string where = absl::StrCat(t.name, " (", t.source, ")");
   const GemmEpilogue* e = t.Epilogue(act);
   if (!e) return {"epilogue", "separate activation", absl::StrCat(where, " has no ", act, " GEMM epilogue")};
@@ -44,10 +45,11 @@ absl::StatusOr<bool> LowerGemm(Graph& g, const PassContext& ctx) {
   ASSIGN_OR_RETURN(const TargetDescription* target, FindTarget(ctx.options().target));
   bool changed = false;
   for (Node* n : g.nodes()) {
-    if (n->op != "FusedGemm" || HasEpilogueDecision(n) || n->attrs.GetString("activation", "none") == "none") continue;
+    if (n->op != "FusedGemm" || HasEpilogueDecision(n) || n->attrs.GetString(kActivationAttr, "none") == ActivationName(Activation::kNone)) continue;
     Decision d = Choose(*target, n);
-    if (d.choice == "fused epilogue (approximate)" && n->attrs.GetString("activation", "none") == "gelu") {
-      n->attrs.Set("activation", std::string("gelu_tanh"));  // the epilogue's math, not the model's erf
+    if (d.choice == "fused epilogue (approximate)" &&
+        n->attrs.GetString(kActivationAttr, "none") == ActivationName(Activation::kGelu)) {
+      n->attrs.Set(kActivationAttr, std::string(ActivationName(Activation::kGeluTanh)));  // the epilogue's math, not the model's erf
       d.reason += "; the model's erf GELU is computed as gelu_tanh (|difference| <= 5e-4 per element)";
     }
     n->decisions.push_back(std::move(d));

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/printer.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp::passes {
 

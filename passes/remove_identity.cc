@@ -5,7 +5,7 @@
 // Precondition: a Dropout's mask output is unused (a used mask keeps the node).
 #include <algorithm>
 
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
 

@@ -13,7 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "graph/status_macros.h"
+#include "core/epilogue.h"
+#include "core/status_macros.h"
 #include "passes/target_data.h"
 
 namespace gcomp::passes {
@@ -71,12 +72,11 @@ absl::StatusOr<TargetDescription> ParseTargetDescription(const std::string& text
     } else if (key == "rewrite") {
       t.rewrite = yes_no(rest);
     } else if (key == "gemm-epilogue") {
-      static const std::vector<std::string> kActs = {"none", "relu", "clip", "gelu", "gelu_tanh"};
-      if (words.size() < 3 || std::find(kActs.begin(), kActs.end(), words[1]) == kActs.end() ||
+      if (words.size() < 3 || !ParseActivation(words[1]) ||
           (words[2] != "exact" && words[2] != "approx")) {
         return error(
-            "expected 'gemm-epilogue ACTIVATION exact|approx [note]' with ACTIVATION one of "
-            "none, relu, clip, gelu, gelu_tanh");
+            absl::StrCat("expected 'gemm-epilogue ACTIVATION exact|approx [note]' with ACTIVATION one of ",
+                         ActivationNameList()));
       }
       GemmEpilogue e{words[1], words[2] == "exact", ""};
       std::vector<std::string> note(words.begin() + 3, words.end());

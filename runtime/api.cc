@@ -1,9 +1,9 @@
-// The public runtime API (include/gcomp/gcomp.h) over codegen::Plan and runtime::Session.
+// The public runtime API (include/gcomp/gcomp.h) over plan::Plan and runtime::Session.
 #include "include/gcomp/gcomp.h"
 
 #include <cstring>
 
-#include "codegen/plan_file.h"
+#include "plan/plan_file.h"
 #include "runtime/session.h"
 
 namespace gcomp {
@@ -64,14 +64,14 @@ DType ToInternal(DataType t) {
   }
 }
 
-std::vector<TensorInfo> Infos(const codegen::Plan& p, const std::vector<int32_t>& ids) {
+std::vector<TensorInfo> Infos(const plan::Plan& p, const std::vector<int32_t>& ids) {
   std::vector<TensorInfo> out;
   for (int32_t id : ids) {
-    const codegen::Buffer& b = p.buffers[id];
+    const plan::Buffer& b = p.buffers[id];
     TensorInfo t;
     t.name = b.name;
     t.dtype = ToPublic(b.dtype);
-    for (const codegen::LinearDim& d : b.dims) {
+    for (const plan::LinearDim& d : b.dims) {
       t.shape.push_back(d.At(1));
       t.batch_dims.push_back(d.per_batch != 0);
     }
@@ -83,7 +83,7 @@ std::vector<TensorInfo> Infos(const codegen::Plan& p, const std::vector<int32_t>
 }  // namespace
 
 struct Plan::Impl {
-  std::shared_ptr<const codegen::Plan> plan;
+  std::shared_ptr<const plan::Plan> plan;
 };
 
 struct Session::Impl {
@@ -134,7 +134,7 @@ std::vector<float> HostTensor::ToFloat32() const {
 }
 
 Result<std::shared_ptr<const Plan>> Plan::Load(const std::string& path) {
-  auto p = codegen::ReadPlanFile(path);
+  auto p = plan::ReadPlanFile(path);
   if (!p.ok()) return FromAbsl(p.status());
   auto impl = std::make_shared<Impl>();
   impl->plan = *p;
@@ -163,7 +163,7 @@ Result<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Plan> pla
 
 Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inputs) {
   std::map<std::string, Tensor> feeds;
-  const codegen::Plan& plan = impl_->session->plan();
+  const plan::Plan& plan = impl_->session->plan();
   for (const HostTensor& h : inputs) {
     bool known = false;
     for (int32_t id : plan.inputs) known |= plan.buffers[id].name == h.name;
@@ -185,7 +185,7 @@ Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inpu
   auto outs = impl_->session->Run(feeds);
   if (!outs.ok()) return FromAbsl(outs.status());
   std::vector<HostTensor> result;
-  const codegen::Plan& p = plan;
+  const plan::Plan& p = plan;
   for (size_t k = 0; k < outs->size(); ++k) {
     const Tensor& t = (*outs)[k];
     HostTensor h;

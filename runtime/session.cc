@@ -11,15 +11,15 @@
 #include "absl/strings/str_join.h"
 #include "graph/op_def.h"
 #include "graph/ops/op_helpers.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/kernel_table.h"
 
 namespace gcomp::runtime {
 namespace {
 
-using codegen::Buffer;
-using codegen::BufferKind;
+using plan::Buffer;
+using plan::BufferKind;
 
 uint8_t* AlignedAlloc(int64_t bytes) {
   size_t n = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
@@ -32,7 +32,7 @@ std::string DimsString(const std::vector<int64_t>& d) { return absl::StrCat("[",
 // is checked against its op's definition (arity, attribute types, the shape function's output types
 // and dims at this batch) and against its kernel's own constraints (`accepts`), so that no kernel
 // runs on operands its op or its entry does not allow.
-absl::Status CheckStep(const codegen::Plan& plan, const codegen::Step& step, const cpu::KernelSpec& spec,
+absl::Status CheckStep(const plan::Plan& plan, const plan::Step& step, const cpu::KernelSpec& spec,
                        const cpu::KernelEntry& entry) {
   const OpDef* def = FindOp(step.op);
   if (!def) return absl::InvalidArgumentError(absl::StrCat("unknown op '", step.op, "'"));
@@ -124,7 +124,7 @@ absl::Status CheckStep(const codegen::Plan& plan, const codegen::Step& step, con
 
 }  // namespace
 
-Session::Session(std::shared_ptr<const codegen::Plan> plan, const SessionOptions& options)
+Session::Session(std::shared_ptr<const plan::Plan> plan, const SessionOptions& options)
     : plan_(std::move(plan)), options_(options) {}
 
 Session::~Session() {
@@ -132,7 +132,7 @@ Session::~Session() {
   std::free(fixed_arena_);
 }
 
-absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const codegen::Plan> plan,
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const plan::Plan> plan,
                                                          const SessionOptions& options) {
   if (!plan) return absl::InvalidArgumentError("no plan");
   if (plan->target != "cpu") {
@@ -147,7 +147,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const c
   if (options.threads < 1 || options.threads > 1024) {
     return absl::InvalidArgumentError(absl::StrCat("threads ", options.threads, ", expected 1..1024"));
   }
-  for (const codegen::Step& s : plan->steps) {
+  for (const plan::Step& s : plan->steps) {
     const cpu::KernelEntry* e = cpu::FindKernel(s.kernel);
     if (!e) {
       return absl::InvalidArgumentError(
@@ -173,7 +173,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const c
 
 std::vector<int64_t> Session::DimsAt(const Buffer& b, int64_t batch) const {
   std::vector<int64_t> dims;
-  for (const codegen::LinearDim& d : b.dims) dims.push_back(d.At(batch));
+  for (const plan::LinearDim& d : b.dims) dims.push_back(d.At(batch));
   return dims;
 }
 
@@ -200,7 +200,7 @@ absl::StatusOr<int64_t> Session::BatchOf(const std::map<std::string, Tensor>& in
     }
     auto mismatch = [&]() {
       std::vector<std::string> want;
-      for (const codegen::LinearDim& d : b.dims) {
+      for (const plan::LinearDim& d : b.dims) {
         want.push_back(d.per_batch == 0 ? absl::StrCat(d.fixed)
                                         : absl::StrCat(d.per_batch == 1 ? "" : absl::StrCat(d.per_batch, "*"), "batch",
                                                        d.fixed ? absl::StrCat("+", d.fixed) : ""));
@@ -211,7 +211,7 @@ absl::StatusOr<int64_t> Session::BatchOf(const std::map<std::string, Tensor>& in
     };
     if (t.dims().size() != b.dims.size()) return mismatch();
     for (size_t k = 0; k < b.dims.size(); ++k) {
-      const codegen::LinearDim& d = b.dims[k];
+      const plan::LinearDim& d = b.dims[k];
       const int64_t got = t.dims()[k];
       if (d.per_batch == 0) {
         if (got != d.fixed) return mismatch();
@@ -236,7 +236,7 @@ absl::StatusOr<int64_t> Session::BatchOf(const std::map<std::string, Tensor>& in
 absl::Status Session::CheckCapacities(int64_t batch) const {
   auto bytes_of = [&](const Buffer& b) -> int64_t {
     int64_t n = static_cast<int64_t>(DTypeSize(b.dtype));
-    for (const codegen::LinearDim& d : b.dims) n *= d.At(batch);
+    for (const plan::LinearDim& d : b.dims) n *= d.At(batch);
     return n;
   };
   auto invalid = [](const Buffer& b, const std::string& what) {
@@ -260,7 +260,7 @@ absl::Status Session::CheckCapacities(int64_t batch) const {
       return invalid(b, absl::StrCat("needs ", bytes_of(b), " bytes at batch ", batch, ", its memory has ", capacity));
     }
   }
-  for (const codegen::Step& s : plan_->steps) {
+  for (const plan::Step& s : plan_->steps) {
     for (int32_t id : s.outputs) {
       const BufferKind k = plan_->buffers[Root(id)].kind;
       if (k == BufferKind::kConstant || k == BufferKind::kInput) {
@@ -285,7 +285,7 @@ absl::Status Session::Reshape(int64_t batch) {
   if (prepared_.count(batch)) return absl::OkStatus();
   RETURN_IF_ERROR(CheckCapacities(batch));
   Prepared p;
-  for (const codegen::Step& s : plan_->steps) {
+  for (const plan::Step& s : plan_->steps) {
     cpu::KernelSpec spec;
     spec.name = s.name;
     spec.op = s.op;
@@ -371,7 +371,7 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
   std::vector<const void*> ins;
   std::vector<void*> outs;
   for (size_t s = 0; s < plan_->steps.size(); ++s) {
-    const codegen::Step& step = plan_->steps[s];
+    const plan::Step& step = plan_->steps[s];
     ins.clear();
     outs.clear();
     for (int32_t id : step.inputs) ins.push_back(id < 0 ? nullptr : addr[id]);

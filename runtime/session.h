@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "codegen/plan.h"
-#include "graph/tensor.h"
+#include "plan/plan.h"
+#include "core/tensor.h"
 #include "runtime/cpu/kernel.h"
 
 namespace gcomp::runtime {
@@ -26,7 +26,7 @@ struct SessionOptions {
 
 class Session {
  public:
-  static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const codegen::Plan> plan,
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const plan::Plan> plan,
                                                          const SessionOptions& options);
   ~Session();
 
@@ -34,7 +34,7 @@ class Session {
   // batch in [1, max_batch]); returns the outputs in plan order.
   absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& inputs);
 
-  const codegen::Plan& plan() const { return *plan_; }
+  const plan::Plan& plan() const { return *plan_; }
   // Kernel launches by kernel id since the session was created, counted as they ran.
   const std::map<std::string, int64_t>& launches() const { return launches_; }
   // With options.profile: accumulated seconds per step index.
@@ -43,14 +43,14 @@ class Session {
   int64_t batch() const { return batch_; }
 
  private:
-  Session(std::shared_ptr<const codegen::Plan> plan, const SessionOptions& options);
+  Session(std::shared_ptr<const plan::Plan> plan, const SessionOptions& options);
   absl::Status Reshape(int64_t batch);
   absl::Status CheckCapacities(int64_t batch) const;
   absl::StatusOr<int64_t> BatchOf(const std::map<std::string, Tensor>& inputs) const;
-  std::vector<int64_t> DimsAt(const codegen::Buffer& b, int64_t batch) const;
+  std::vector<int64_t> DimsAt(const plan::Buffer& b, int64_t batch) const;
   int Root(int id) const;
 
-  std::shared_ptr<const codegen::Plan> plan_;
+  std::shared_ptr<const plan::Plan> plan_;
   SessionOptions options_;
   struct Prepared {
     std::vector<std::unique_ptr<cpu::Kernel>> kernels;

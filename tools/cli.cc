@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "frontend/onnx_import.h"
 #include "frontend/tensor_proto.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "passes/pass_manager.h"
 #include "passes/target.h"
 

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "codegen/plan_file.h"
+#include "plan/plan_file.h"
 #include "tools/executable.h"
 
 namespace gcomp::cli {
@@ -68,7 +68,7 @@ int Bench(int argc, char** argv) {
   Args open_args = *args;
   open_args.options.erase("--batch");
   const std::string& path = args->positional[0];
-  if (!codegen::LooksLikePlan(path)) open_args.options["--batch"] = {absl::StrCat(std::max<int64_t>(*batch, 1))};
+  if (!plan::LooksLikePlan(path)) open_args.options["--batch"] = {absl::StrCat(std::max<int64_t>(*batch, 1))};
   auto exe = Executable::Open(open_args, path, static_cast<int>(*threads), args->Has("--profile"));
   if (!exe.ok()) return Report(exe.status());
   if (*batch > (*exe)->max_batch()) {

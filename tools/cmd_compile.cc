@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "codegen/plan_file.h"
+#include "plan/plan_file.h"
 #include "tools/executable.h"
 
 namespace gcomp::cli {
@@ -37,9 +37,9 @@ int Compile(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   auto plan = CompileModel(*args, args->positional[0]);
   if (!plan.ok()) return Report(plan.status());
-  if (absl::Status s = codegen::WritePlanFile(**plan, args->Get("-o")); !s.ok()) return Report(s);
+  if (absl::Status s = plan::WritePlanFile(**plan, args->Get("-o")); !s.ok()) return Report(s);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const codegen::Plan& p = **plan;
+  const plan::Plan& p = **plan;
   std::cout << absl::StrFormat(
       "%s: %s plan, %s, %d steps, batch 1..%d, weights %.1f MB, arena %.2f MB per batch item + %d bytes; "
       "compiled in %.2f s\n",

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "codegen/plan_file.h"
-#include "codegen/plan_printer.h"
+#include "plan/plan_file.h"
+#include "plan/plan_printer.h"
 #include "graph/printer.h"
 #include "tools/cli.h"
 
@@ -21,7 +21,7 @@ int Inspect(int argc, char** argv) {
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("inspect takes one MODEL.onnx or PLAN"));
   std::string format = args->Get("--format", "text");
-  if (codegen::LooksLikePlan(args->positional[0])) {
+  if (plan::LooksLikePlan(args->positional[0])) {
     for (const char* opt : {"--level", "--target", "--passes", "--precision", "--keep-fp32", "--calibration"}) {
       if (args->Has(opt)) {
         return Report(absl::InvalidArgumentError(absl::StrCat(opt, " does not apply to a plan (", args->positional[0],
@@ -31,9 +31,9 @@ int Inspect(int argc, char** argv) {
     if (format != "text" && format != "json") {
       return Report(absl::InvalidArgumentError(absl::StrCat("a plan prints as text or json, not '", format, "'")));
     }
-    auto plan = codegen::ReadPlanFile(args->positional[0]);
+    auto plan = plan::ReadPlanFile(args->positional[0]);
     if (!plan.ok()) return Report(plan.status());
-    std::string text = format == "json" ? codegen::PlanToJson(**plan) : codegen::PlanToText(**plan);
+    std::string text = format == "json" ? plan::PlanToJson(**plan) : plan::PlanToText(**plan);
     if (args->Has("-o")) {
       std::ofstream f(args->Get("-o"));
       if (!(f << text)) return Report(absl::PermissionDeniedError(absl::StrCat(args->Get("-o"), ": cannot write file")));

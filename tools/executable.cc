@@ -5,17 +5,17 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "codegen/plan_file.h"
+#include "plan/plan_file.h"
 #include "graph/interpreter.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp::cli {
 namespace {
 
-std::vector<ValueSpec> SpecsOf(const codegen::Plan& p, const std::vector<int32_t>& ids) {
+std::vector<ValueSpec> SpecsOf(const plan::Plan& p, const std::vector<int32_t>& ids) {
   std::vector<ValueSpec> out;
   for (int32_t id : ids) {
-    const codegen::Buffer& b = p.buffers[id];
+    const plan::Buffer& b = p.buffers[id];
     ValueSpec s{b.name, b.dtype, b.dims};
     out.push_back(std::move(s));
   }
@@ -28,7 +28,7 @@ std::vector<ValueSpec> SpecsOf(const std::vector<Value*>& values) {
     ValueSpec s{v->name, v->dtype, {}};
     for (const Dim& d : v->shape) {
       auto c = d.ConstValue();
-      s.dims.push_back(c ? codegen::LinearDim{0, *c} : codegen::LinearDim{1, 0});
+      s.dims.push_back(c ? plan::LinearDim{0, *c} : plan::LinearDim{1, 0});
     }
     out.push_back(std::move(s));
   }
@@ -37,7 +37,7 @@ std::vector<ValueSpec> SpecsOf(const std::vector<Value*>& values) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<codegen::Plan>> CompileModel(const Args& args, const std::string& path) {
+absl::StatusOr<std::unique_ptr<plan::Plan>> CompileModel(const Args& args, const std::string& path) {
   Args a = args;
   if (!a.Has("--level")) a.options["--level"] = {"O3"};
   if (!a.Has("--target")) a.options["--target"] = {"cpu"};
@@ -63,7 +63,7 @@ absl::StatusOr<std::unique_ptr<codegen::Plan>> CompileModel(const Args& args, co
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, const std::string& path, int threads,
                                                              bool profile) {
   auto e = std::make_unique<Executable>();
-  const bool is_plan = codegen::LooksLikePlan(path);
+  const bool is_plan = plan::LooksLikePlan(path);
   e->target_ = args.Get("--target", is_plan ? "cpu" : "ref");
   e->precision_ = PrecisionOf(args);
   if (e->target_ == "ref" || args.Has("--reference") || args.Has("--passes")) {
@@ -87,7 +87,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, c
             absl::StrCat(opt, " is fixed when the plan is compiled; ", path, " is a plan"));
       }
     }
-    ASSIGN_OR_RETURN(e->plan_, codegen::ReadPlanFile(path));
+    ASSIGN_OR_RETURN(e->plan_, plan::ReadPlanFile(path));
     std::string want = e->target_ == "cuda" ? "cuda:sm_90" : e->target_;
     if (e->plan_->target != want) {
       return absl::InvalidArgumentError(
@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, c
     }
     e->precision_ = e->plan_->precision;
   } else {
-    ASSIGN_OR_RETURN(std::unique_ptr<codegen::Plan> p, CompileModel(args, path));
+    ASSIGN_OR_RETURN(std::unique_ptr<plan::Plan> p, CompileModel(args, path));
     e->plan_ = std::move(p);
   }
   e->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

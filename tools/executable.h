@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/codegen.h"
-#include "codegen/plan.h"
+#include "plan/plan.h"
 #include "graph/graph.h"
 #include "runtime/session.h"
 #include "tools/cli.h"
@@ -20,10 +20,10 @@ namespace gcomp::cli {
 struct ValueSpec {
   std::string name;
   DType dtype = DType::kF32;
-  std::vector<codegen::LinearDim> dims;  // per_batch * batch + fixed (symbolic model dims: the batch)
+  std::vector<plan::LinearDim> dims;  // per_batch * batch + fixed (symbolic model dims: the batch)
   std::vector<int64_t> At(int64_t batch) const {
     std::vector<int64_t> out;
-    for (const codegen::LinearDim& d : dims) out.push_back(d.At(batch));
+    for (const plan::LinearDim& d : dims) out.push_back(d.At(batch));
     return out;
   }
 };
@@ -39,7 +39,7 @@ class Executable {
   absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& feeds);
 
   // The cpu runtime's plan and session (nullptr on the reference interpreter).
-  const codegen::Plan* plan() const { return plan_.get(); }
+  const plan::Plan* plan() const { return plan_.get(); }
   runtime::Session* session() const { return session_.get(); }
   std::string target() const { return target_; }
   std::string precision() const { return precision_; }
@@ -51,13 +51,13 @@ class Executable {
   std::string precision_ = "fp32";
   std::unique_ptr<Graph> graph_;  // reference interpreter
   bool emulate_ = false;
-  std::shared_ptr<const codegen::Plan> plan_;
+  std::shared_ptr<const plan::Plan> plan_;
   std::unique_ptr<runtime::Session> session_;
   std::vector<ValueSpec> inputs_, outputs_;
   double compile_seconds_ = 0;
 };
 
 // Compiles a model for args' --target (cpu), --precision, --level (default O3) and --batch.
-absl::StatusOr<std::unique_ptr<codegen::Plan>> CompileModel(const Args& args, const std::string& path);
+absl::StatusOr<std::unique_ptr<plan::Plan>> CompileModel(const Args& args, const std::string& path);
 
 }  // namespace gcomp::cli

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "graph/ops/op_helpers.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp {
 namespace {

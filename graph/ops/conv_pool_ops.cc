@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_join.h"
 #include "graph/ops/op_helpers.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp {
 namespace {
@@ -488,7 +488,7 @@ OpDef GlobalAveragePool() {
   d.kernel = [](KernelContext& k) -> absl::Status {
     const Tensor& xt = *k.in(0);
     const int64_t planes = xt.dims()[0] * xt.dims()[1];
-    const int64_t plane = ops::Product(xt.dims(), 2, xt.dims().size());
+    const int64_t plane = Product(xt.dims(), 2, xt.dims().size());
     std::vector<float> x = ReadF32(xt);
     std::vector<float> y(static_cast<size_t>(planes));
     for (int64_t p = 0; p < planes; ++p) {

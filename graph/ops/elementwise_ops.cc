@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "graph/ops/op_helpers.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp {
 namespace {

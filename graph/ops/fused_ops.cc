@@ -12,8 +12,9 @@
 // kernels compose the ONNX ops' reference semantics so that fusion tests compare like with like.
 #include <cmath>
 
+#include "core/epilogue.h"
 #include "graph/ops/op_helpers.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp {
 namespace {
@@ -22,25 +23,10 @@ using ops::NormalizeAxis;
 using ops::ReadF32;
 using ops::WriteF32;
 
-const char* const kActivations[] = {"none", "relu", "clip", "gelu", "gelu_tanh"};
-
 absl::Status CheckActivation(const InferContext& ctx) {
-  std::string act = ctx.attrs().GetString("activation", "none");
-  for (const char* a : kActivations) {
-    if (act == a) return absl::OkStatus();
-  }
-  return ctx.Error("activation '", act, "' is not one of none, relu, clip, gelu, gelu_tanh");
-}
-
-float Activate(float x, const std::string& act, float lo, float hi) {
-  if (act == "relu") return x > 0.0f ? x : (x < 0.0f ? 0.0f : x);
-  if (act == "clip") return std::isnan(x) ? x : std::min(std::max(x, lo), hi);
-  if (act == "gelu") return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
-  if (act == "gelu_tanh") {
-    const float c = std::sqrt(2.0f / static_cast<float>(M_PI));
-    return 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
-  }
-  return x;
+  absl::StatusOr<gcomp::Epilogue> e = EpilogueFromAttributes(ctx.attrs());
+  if (!e.ok()) return ctx.Error(e.status().message());
+  return absl::OkStatus();
 }
 
 // Adds the optional residual (broadcast to the output) and applies the activation, in fp32.
@@ -51,9 +37,8 @@ void Epilogue(KernelContext& k, size_t residual_index, std::vector<float>& y) {
     std::vector<int64_t> map = ops::BroadcastIndexMap(z->dims(), out.dims());
     for (size_t i = 0; i < y.size(); ++i) y[i] += zv[map[i]];
   }
-  std::string act = k.attrs().GetString("activation", "none");
-  float lo = k.attrs().GetFloat("clip_min", -INFINITY), hi = k.attrs().GetFloat("clip_max", INFINITY);
-  for (float& v : y) v = Activate(v, act, lo, hi);
+  const gcomp::Epilogue e = EpilogueFromAttributes(k.attrs()).value_or(gcomp::Epilogue{});
+  for (float& v : y) v = ApplyActivation(e.act, v, e.clip_min, e.clip_max);
 }
 
 absl::Status CheckResidual(const InferContext& ctx, size_t i, const Shape& out) {
@@ -68,7 +53,7 @@ absl::Status CheckResidual(const InferContext& ctx, size_t i, const Shape& out) 
 }
 
 std::vector<AttrSpec> EpilogueAttrs() {
-  return {{"activation", AttrType::kString}, {"clip_min", AttrType::kFloat}, {"clip_max", AttrType::kFloat}};
+  return {{kActivationAttr, AttrType::kString}, {kClipMinAttr, AttrType::kFloat}, {kClipMaxAttr, AttrType::kFloat}};
 }
 
 // ---- layouts (FusedConv and Im2Col take NHWC activations too) ----
@@ -94,7 +79,7 @@ Tensor Permute4(const Tensor& t, const std::vector<int64_t>& perm) {
   const std::vector<int64_t>& d = t.dims();
   std::vector<int64_t> od(4);
   for (int i = 0; i < 4; ++i) od[i] = d[perm[i]];
-  std::vector<int64_t> is = ops::Strides(d);
+  std::vector<int64_t> is = RowMajorStrides(d);
   std::vector<float> in = ReadF32(t), out(in.size());
   int64_t o = 0;
   for (int64_t a = 0; a < od[0]; ++a)

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "graph/ops/op_helpers.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
 namespace gcomp {
 
@@ -227,7 +227,7 @@ OpDef BatchNormalization() {
     const Tensor& xt = *k.in(0);
     const double eps = k.attrs().GetFloat("epsilon", 1e-5f);
     const int64_t batch = xt.dims()[0], channels = xt.dims()[1];
-    const int64_t plane = ops::Product(xt.dims(), 2, xt.dims().size());
+    const int64_t plane = Product(xt.dims(), 2, xt.dims().size());
     std::vector<float> x = ReadF32(xt), scale = ReadF32(*k.in(1)), bias = ReadF32(*k.in(2));
     std::vector<float> mean = ReadF32(*k.in(3)), var = ReadF32(*k.in(4));
     for (int64_t c = 0; c < channels; ++c) {
@@ -258,8 +258,8 @@ OpDef Softmax() {
   d.kernel = [](KernelContext& k) -> absl::Status {
     const Tensor& xt = *k.in(0);
     ASSIGN_OR_RETURN(int64_t axis, ops::NormalizeAxis(k.attrs().GetInt("axis", -1), xt.rank()));
-    const int64_t outer = ops::Product(xt.dims(), 0, axis), len = xt.dims()[axis];
-    const int64_t inner = ops::Product(xt.dims(), axis + 1, xt.dims().size());
+    const int64_t outer = Product(xt.dims(), 0, axis), len = xt.dims()[axis];
+    const int64_t inner = Product(xt.dims(), axis + 1, xt.dims().size());
     std::vector<float> x = ReadF32(xt);
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
@@ -316,8 +316,8 @@ OpDef LayerNormalization() {
     const Tensor& xt = *k.in(0);
     ASSIGN_OR_RETURN(int64_t axis, ops::NormalizeAxis(k.attrs().GetInt("axis", -1), xt.rank()));
     const double eps = k.attrs().GetFloat("epsilon", 1e-5f);
-    const int64_t outer = ops::Product(xt.dims(), 0, axis);
-    const int64_t len = ops::Product(xt.dims(), axis, xt.dims().size());
+    const int64_t outer = Product(xt.dims(), 0, axis);
+    const int64_t len = Product(xt.dims(), axis, xt.dims().size());
     std::vector<float> x = ReadF32(xt);
     std::vector<float> scale = ReadF32(*k.in(1));
     std::vector<int64_t> scale_map = BroadcastIndexMap(k.in(1)->dims(), xt.dims());

@@ -85,18 +85,12 @@ absl::StatusOr<int64_t> VectorLength(const InferContext& ctx, size_t i) {
   return *n;
 }
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
-  return s;
-}
-
 std::vector<int64_t> BroadcastIndexMap(const std::vector<int64_t>& in_dims,
                                        const std::vector<int64_t>& out_dims) {
   size_t rank = out_dims.size();
   std::vector<int64_t> padded(rank, 1);
   std::copy(in_dims.begin(), in_dims.end(), padded.begin() + (rank - in_dims.size()));
-  std::vector<int64_t> in_strides = Strides(padded);
+  std::vector<int64_t> in_strides = RowMajorStrides(padded);
   for (size_t d = 0; d < rank; ++d) {
     if (padded[d] == 1) in_strides[d] = 0;
   }
@@ -121,29 +115,6 @@ void WriteF32(Tensor& t, const std::vector<float>& v) {
 
 void WriteI64(Tensor& t, const std::vector<int64_t>& v) {
   for (int64_t i = 0; i < t.numel(); ++i) t.SetI64(i, v[i]);
-}
-
-int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end && i < dims.size(); ++i) p *= dims[i];
-  return p;
-}
-
-SliceAxis ResolveSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  auto adjust = [dim](int64_t v) { return v < 0 ? (v < -dim ? -1 : v + dim) : v; };
-  start = adjust(start);
-  end = adjust(end);
-  if (step > 0) {
-    start = std::clamp(start, int64_t{0}, dim);
-    end = std::clamp(end, int64_t{0}, dim);
-  } else {
-    start = std::clamp(start, int64_t{0}, dim - 1);
-    end = std::clamp(end, int64_t{-1}, dim - 1);
-  }
-  int64_t count = 0;
-  if (step > 0 && end > start) count = (end - start + step - 1) / step;
-  if (step < 0 && start > end) count = (start - end + (-step) - 1) / (-step);
-  return {start, step, count};
 }
 
 }  // namespace gcomp::ops

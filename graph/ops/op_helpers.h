@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/size.h"
+#include "core/slice.h"
 #include "graph/op_def.h"
 
 namespace gcomp::ops {
@@ -13,13 +15,6 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 // Maps a possibly negative axis into [0, rank); error names `what` and the rank.
 absl::StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* what = "axis");
 
-// One axis of an ONNX Slice after index clamping: `count` elements from `start` by `step`.
-struct SliceAxis {
-  int64_t start, step, count;
-};
-// ONNX Slice index clamping for one axis of concrete size `dim` (step != 0).
-SliceAxis ResolveSlice(int64_t start, int64_t end, int64_t step, int64_t dim);
-
 absl::Status ExpectFloat(const InferContext& ctx, size_t i);
 absl::Status ExpectInteger(const InferContext& ctx, size_t i);
 absl::Status ExpectRank(const InferContext& ctx, size_t i, int64_t rank);
@@ -28,8 +23,6 @@ absl::Status ExpectSameDType(const InferContext& ctx, size_t i, size_t j);
 inline OutputInfo Out(DType dtype, Shape shape) { return OutputInfo{dtype, std::move(shape), std::nullopt}; }
 inline std::vector<OutputInfo> One(DType dtype, Shape shape) { return {Out(dtype, std::move(shape))}; }
 
-// Row-major strides of concrete dims.
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 // For each flat index of `out_dims`, the flat index into an input of `in_dims` broadcast to it.
 std::vector<int64_t> BroadcastIndexMap(const std::vector<int64_t>& in_dims,
                                        const std::vector<int64_t>& out_dims);
@@ -49,7 +42,5 @@ bool IsDataDependentSymbol(const std::string& symbol);
 // Number of entries of 1-D input i (an axes, pads or shape input), which must be a constant dim.
 absl::StatusOr<int64_t> VectorLength(const InferContext& ctx, size_t i);
 
-// Product of dims[begin:end) (concrete).
-int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 
 }  // namespace gcomp::ops

@@ -10,21 +10,17 @@
 #include <numeric>
 
 #include "graph/ops/op_helpers.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "absl/strings/str_join.h"
 
 namespace gcomp {
 namespace {
 
-using ops::ResolveSlice;
-using ops::SliceAxis;
 
 using ops::BroadcastShapes;
 using ops::NormalizeAxis;
 using ops::One;
 using ops::Out;
-using ops::Product;
-using ops::Strides;
 
 // Copies element `src_index` of `src` to element `dst_index` of `dst` (same dtype).
 inline void CopyElement(const Tensor& src, int64_t src_index, Tensor& dst, int64_t dst_index) {
@@ -198,7 +194,7 @@ OpDef Transpose() {
   d.kernel = [](KernelContext& k) -> absl::Status {
     const Tensor& in = *k.in(0);
     std::vector<int64_t> perm = PermOf(k.attrs(), in.rank());
-    std::vector<int64_t> st = Strides(in.dims());
+    std::vector<int64_t> st = RowMajorStrides(in.dims());
     CopyByIndex(in, k.outputs[0], [&](const std::vector<int64_t>& idx) {
       int64_t off = 0;
       for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * st[perm[d]];
@@ -563,7 +559,7 @@ OpDef Slice() {
       int64_t a = axes[i] < 0 ? axes[i] + in.rank() : axes[i];
       ax[a] = ResolveSlice(starts[i], ends[i], steps[i], in.dims()[a]);
     }
-    std::vector<int64_t> st = Strides(in.dims());
+    std::vector<int64_t> st = RowMajorStrides(in.dims());
     CopyByIndex(in, k.outputs[0], [&](const std::vector<int64_t>& idx) {
       int64_t off = 0;
       for (size_t dd = 0; dd < idx.size(); ++dd) off += (ax[dd].start + idx[dd] * ax[dd].step) * st[dd];
@@ -832,7 +828,7 @@ OpDef Pad() {
     const Tensor* value_input = k.in(2) && k.in(2)->numel() > 0 ? k.in(2) : nullptr;
     float value = value_input ? value_input->GetF32(0) : k.attrs().GetFloat("value", 0.0f);
     int64_t r = in.rank();
-    std::vector<int64_t> st = Strides(in.dims());
+    std::vector<int64_t> st = RowMajorStrides(in.dims());
     const auto& od = out.dims();
     std::vector<int64_t> idx(r, 0);
     for (int64_t flat = 0; flat < out.numel(); ++flat) {

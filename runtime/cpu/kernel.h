@@ -22,8 +22,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "graph/attribute.h"
-#include "graph/dtype.h"
+#include "core/attribute.h"
+#include "core/dtype.h"
 
 namespace gcomp::cpu {
 

@@ -1,4 +1,4 @@
-#include "graph/dtype.h"
+#include "core/dtype.h"
 
 #include <gtest/gtest.h>
 

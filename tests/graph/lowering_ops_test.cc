@@ -10,7 +10,7 @@ namespace gcomp::testing {
 namespace {
 
 Tensor Iota(std::vector<int64_t> dims, float scale = 1.0f) {
-  std::vector<float> v(static_cast<size_t>(ops::Product(dims, 0, dims.size())));
+  std::vector<float> v(static_cast<size_t>(Product(dims, 0, dims.size())));
   for (size_t i = 0; i < v.size(); ++i) v[i] = (static_cast<float>((i * 7) % 13) - 6.0f) * scale;
   return Tensor::FromF32(std::move(dims), v);
 }

@@ -30,7 +30,7 @@ std::vector<float> Pattern(int64_t n, int64_t a = 7, int64_t c = 3, int64_t m = 
 }
 
 Tensor Pat(std::vector<int64_t> dims, int64_t a = 7, int64_t c = 3, int64_t m = 17, float mul = 1.0f) {
-  std::vector<float> v = Pattern(ops::Product(dims, 0, dims.size()), a, c, m);
+  std::vector<float> v = Pattern(Product(dims, 0, dims.size()), a, c, m);
   for (float& x : v) x *= mul;
   return Tensor::FromF32(std::move(dims), v);
 }

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "codegen/codegen.h"
-#include "codegen/plan_file.h"
+#include "plan/plan_file.h"
 #include "frontend/onnx_import.h"
 #include "gcomp/gcomp.h"
 #include "graph/interpreter.h"
@@ -33,7 +33,7 @@ class ApiTest : public ::testing::Test {
     auto plan = gcomp::codegen::GeneratePlan(**opt, co);
     ASSERT_TRUE(plan.ok()) << plan.status();
     path_ = ::testing::TempDir() + "/api_test.gplan";
-    ASSERT_TRUE(gcomp::codegen::WritePlanFile(**plan, path_).ok());
+    ASSERT_TRUE(gcomp::plan::WritePlanFile(**plan, path_).ok());
     plan_ = std::move(*plan);
   }
 
@@ -54,12 +54,12 @@ class ApiTest : public ::testing::Test {
   }
 
   static std::unique_ptr<gcomp::Graph> reference_;
-  static std::unique_ptr<gcomp::codegen::Plan> plan_;
+  static std::unique_ptr<gcomp::plan::Plan> plan_;
   static std::string path_;
 };
 
 std::unique_ptr<gcomp::Graph> ApiTest::reference_;
-std::unique_ptr<gcomp::codegen::Plan> ApiTest::plan_;
+std::unique_ptr<gcomp::plan::Plan> ApiTest::plan_;
 std::string ApiTest::path_;
 
 TEST_F(ApiTest, RunsEveryBatchUpToTheMaximumLikeTheReference) {
@@ -142,12 +142,12 @@ TEST_F(ApiTest, RefusesWhatTheCallerGetsWrong) {
 // A plan file that is structurally valid but contradicts its ops (as a crafted file could) is
 // refused when the session prepares its kernels, before any kernel runs.
 TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
-  using gcomp::codegen::Plan;
+  using gcomp::plan::Plan;
   auto refused = [&](const std::function<void(Plan&)>& edit, const std::string& needle) {
     Plan p = *plan_;
     edit(p);
     const std::string path = ::testing::TempDir() + "/edited.gplan";
-    ASSERT_TRUE(gcomp::codegen::WritePlanFile(p, path).ok()) << needle;
+    ASSERT_TRUE(gcomp::plan::WritePlanFile(p, path).ok()) << needle;
     auto loaded = gcomp::Plan::Load(path);
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     auto s = gcomp::Session::Create(*loaded);
@@ -157,7 +157,7 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
     EXPECT_EQ(r.status().code(), gcomp::StatusCode::kInvalidArgument);
     EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
   };
-  auto find = [](Plan& p, const std::string& op) -> gcomp::codegen::Step& {
+  auto find = [](Plan& p, const std::string& op) -> gcomp::plan::Step& {
     for (auto& s : p.steps) {
       if (s.op == op) return s;
     }
@@ -177,7 +177,7 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
   refused(
       [&](Plan& p) {
         for (auto& b : p.buffers) {
-          if (b.kind == gcomp::codegen::BufferKind::kBatchArena) b.offset = 0, b.bytes = 64;
+          if (b.kind == gcomp::plan::BufferKind::kBatchArena) b.offset = 0, b.bytes = 64;
         }
         p.batch_arena_bytes = 64;
       },
@@ -187,10 +187,10 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
       [&](Plan& p) {
         int32_t weight = -1;
         for (size_t i = 0; i < p.buffers.size(); ++i) {
-          if (p.buffers[i].kind == gcomp::codegen::BufferKind::kConstant) weight = static_cast<int32_t>(i);
+          if (p.buffers[i].kind == gcomp::plan::BufferKind::kConstant) weight = static_cast<int32_t>(i);
         }
         auto& out = p.buffers[p.steps.front().outputs[0]];
-        out.kind = gcomp::codegen::BufferKind::kAlias;
+        out.kind = gcomp::plan::BufferKind::kAlias;
         out.alias_of = weight;
       },
       "invalid plan: buffer");
@@ -198,7 +198,7 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
   refused(
       [&](Plan& p) {
         for (auto& b : p.buffers) {
-          if (b.kind == gcomp::codegen::BufferKind::kConstant && b.format.empty() && b.bytes > 64) {
+          if (b.kind == gcomp::plan::BufferKind::kConstant && b.format.empty() && b.bytes > 64) {
             b.bytes = 64;
             break;
           }

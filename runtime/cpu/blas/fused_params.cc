@@ -13,25 +13,12 @@ bool StorageType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == 
 bool Present(const KernelSpec& spec, size_t i) { return i < spec.inputs.size() && spec.inputs[i].present; }
 
 std::optional<Epilogue> ParseEpilogue(const KernelSpec& spec, std::string* why_not) {
-  Epilogue e;
-  const Attributes& a = *spec.attrs;
-  std::string act = a.GetString("activation", "none");
-  if (act == "none") {
-    e.act = Act::kNone;
-  } else if (act == "relu") {
-    e.act = Act::kRelu;
-  } else if (act == "clip") {
-    e.act = Act::kClip;
-    e.lo = a.GetFloat("clip_min", -INFINITY);
-    e.hi = a.GetFloat("clip_max", INFINITY);
-  } else if (act == "gelu") {
-    e.act = Act::kGelu;
-  } else if (act == "gelu_tanh") {
-    e.act = Act::kGeluTanh;
-  } else {
-    *why_not = absl::StrCat("activation '", act, "'");
+  absl::StatusOr<Epilogue> parsed = EpilogueFromAttributes(*spec.attrs);
+  if (!parsed.ok()) {
+    *why_not = std::string(parsed.status().message());
     return std::nullopt;
   }
+  Epilogue e = *parsed;
   e.has_bias = Present(spec, kBiasInput);
   e.has_residual = Present(spec, kResidualInput);
   if (e.has_bias && !spec.inputs[kBiasInput].is_constant()) {
@@ -201,24 +188,6 @@ std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not
   return p;
 }
 
-float Activate(Act act, float x, float lo, float hi) {
-  switch (act) {
-    case Act::kRelu:
-      return x > 0.0f ? x : (x < 0.0f ? 0.0f : x);
-    case Act::kClip:
-      return std::isnan(x) ? x : std::min(std::max(x, lo), hi);
-    case Act::kGelu:
-      return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
-    case Act::kGeluTanh: {
-      const float c = 0.79788456080286536f;  // sqrt(2/pi)
-      return 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
-    }
-    case Act::kNone:
-      break;
-  }
-  return x;
-}
-
 void BiasActRow(const Epilogue& e, const float* bias, float* y, int64_t n) {
   if (bias) {
     for (int64_t j = 0; j < n; ++j) y[j] += bias[j];
@@ -233,7 +202,7 @@ void BiasActRow(const Epilogue& e, const float* bias, float* y, int64_t n) {
       for (int64_t j = 0; j < n; ++j) y[j] = 0.5f * y[j] * (1.0f + FastErf(y[j] * 0.70710678118654752f));
       return;
     default:
-      for (int64_t j = 0; j < n; ++j) y[j] = Activate(e.act, y[j], e.lo, e.hi);
+      for (int64_t j = 0; j < n; ++j) y[j] = ApplyActivation(e.act, y[j], e.clip_min, e.clip_max);
   }
 }
 
@@ -249,32 +218,6 @@ absl::StatusOr<std::vector<float>> ConstantF32(const KernelSpec& spec, size_t in
   LoadF32(o.dtype, o.constant, v.data(), n);
   return v;
 }
-
-const char* ActName(Act act) {
-  switch (act) {
-    case Act::kRelu:
-      return "relu";
-    case Act::kClip:
-      return "clip";
-    case Act::kGelu:
-      return "gelu";
-    case Act::kGeluTanh:
-      return "gelu_tanh";
-    case Act::kNone:
-      break;
-  }
-  return "none";
-}
-
-namespace {
-std::string DescribeEpilogue(const Epilogue& e) {
-  std::string s;
-  if (e.has_bias) s += "+bias";
-  if (e.has_residual) s += "+residual";
-  if (e.act != Act::kNone) absl::StrAppend(&s, "+", ActName(e.act));
-  return s;
-}
-}  // namespace
 
 std::string DescribeConv(const ConvParams& p) {
   return absl::StrCat(p.kh, "x", p.kw, "/", p.sh, " ", p.c, "->", p.cout,

@@ -9,18 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "core/epilogue.h"
 #include "runtime/cpu/kernel.h"
 
 namespace gcomp::cpu::blas {
 
-enum class Act { kNone, kRelu, kClip, kGelu, kGeluTanh };
-
-struct Epilogue {
-  Act act = Act::kNone;
-  float lo = 0.0f, hi = 0.0f;  // clip bounds
-  bool has_bias = false;
-  bool has_residual = false;
-};
+using Act = Activation;  // core/epilogue.h
 
 // The fused-op input indices.
 inline constexpr size_t kBiasInput = 2;
@@ -51,7 +45,6 @@ std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not
 // FusedGemm, or MatMul (A [..., K] x constant B [K, N], no epilogue).
 std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not);
 
-float Activate(Act act, float x, float lo, float hi);
 // y[i] = act(y[i] + bias[i]) over one row of n values (bias may be nullptr).
 void BiasActRow(const Epilogue& e, const float* bias, float* y, int64_t n);
 
@@ -59,7 +52,6 @@ void BiasActRow(const Epilogue& e, const float* bias, float* y, int64_t n);
 // does not match its dims and dtype.
 absl::StatusOr<std::vector<float>> ConstantF32(const KernelSpec& spec, size_t index);
 
-const char* ActName(Act act);
 std::string DescribeConv(const ConvParams& p);
 std::string DescribeGemm(const GemmParams& p);
 

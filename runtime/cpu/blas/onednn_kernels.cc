@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/cpu/blas/backends.h"
 #include "runtime/cpu/blas/entries.h"
@@ -123,7 +123,7 @@ dnnl::primitive_attr MakeAttr(const Epilogue& e) {
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
       break;
     case Act::kClip:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, e.lo, e.hi);
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, e.clip_min, e.clip_max);
       break;
     case Act::kGelu:
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);

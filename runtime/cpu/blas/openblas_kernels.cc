@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 #include "runtime/cpu/blas/backends.h"
 #include "runtime/cpu/blas/fused_params.h"
 

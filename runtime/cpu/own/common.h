@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/size.h"
 #include "runtime/cpu/kernel.h"
 
 namespace gcomp::cpu::own {
@@ -22,9 +23,6 @@ bool PresentAndNotInPlace(const KernelSpec& spec);
 
 // The int64 values of a constant integer operand (i64 or i32, plain layout); nullopt otherwise.
 std::optional<std::vector<int64_t>> ConstantInts(const Operand& op);
-
-// Row-major strides of `dims` in elements.
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
 
 // exp(x) on 8 lanes: range reduction by ln 2 and a degree-6 polynomial, ~2 ulp for x in
 // [-87, 88]; smaller x give 0-ish tiny values, -inf gives 0.

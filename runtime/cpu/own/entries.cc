@@ -38,12 +38,6 @@ std::optional<std::vector<int64_t>> ConstantInts(const Operand& op) {
   return std::nullopt;
 }
 
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
-  return s;
-}
-
 void ToF32(DType dtype, const void* src, float* dst, int64_t n) {
   if (dtype != DType::kF16) {
     LoadF32(dtype, src, dst, n);  // f32: memcpy; bf16: a shift the compiler vectorizes

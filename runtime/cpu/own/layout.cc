@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/ops/op_helpers.h"
+#include "core/slice.h"
 #include "runtime/cpu/own/common.h"
 
 namespace gcomp::cpu::own {
@@ -224,7 +224,7 @@ std::optional<SlicePlan> ResolveSlice(const KernelSpec& spec) {
     int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
     if (a < 0 || a >= r || sliced[a] || steps[i] == 0) return std::nullopt;
     sliced[a] = true;
-    const ops::SliceAxis c = ops::ResolveSlice((*starts)[i], (*ends)[i], steps[i], x.dims[a]);
+    const SliceAxis c = gcomp::ResolveSlice((*starts)[i], (*ends)[i], steps[i], x.dims[a]);
     plan[a] = {x.dims[a], c.start, c.step, c.count};
   }
   std::vector<int64_t> out;

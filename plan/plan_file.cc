@@ -1,6 +1,6 @@
 // The plan file: serialization (deterministic protobuf header and program, 64-byte aligned hashed
 // sections) and loading (mmap, hashes, full validation of the untrusted program).
-#include "codegen/plan_file.h"
+#include "plan/plan_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/plan.pb.h"
+#include "plan/plan.pb.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "graph/status_macros.h"
+#include "core/status_macros.h"
 
-namespace gcomp::codegen {
+namespace gcomp::plan {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'C', 'P', 'L', 'A', 'N', '\0', '\n'};
@@ -61,7 +61,7 @@ absl::StatusOr<std::string> SerializeDeterministic(const google::protobuf::Messa
 
 // ---- Plan -> protobuf ----
 
-void TensorToProto(const Tensor& t, plan::TensorValue* out) {
+void TensorToProto(const Tensor& t, planfile::TensorValue* out) {
   if (t.empty_storage()) {
     out->set_empty_storage(true);
     return;
@@ -71,7 +71,7 @@ void TensorToProto(const Tensor& t, plan::TensorValue* out) {
   out->set_data(reinterpret_cast<const char*>(t.data()), t.nbytes());
 }
 
-void AttributeToProto(const std::string& name, const AttrValue& value, plan::Attribute* out) {
+void AttributeToProto(const std::string& name, const AttrValue& value, planfile::Attribute* out) {
   out->set_name(name);
   if (const auto* i = std::get_if<int64_t>(&value)) {
     out->set_i(*i);
@@ -94,14 +94,14 @@ void AttributeToProto(const std::string& name, const AttrValue& value, plan::Att
   static_assert(std::variant_size_v<AttrValue> == 7, "serialize the new attribute kind");
 }
 
-plan::PlanProgram ProgramToProto(const Plan& plan) {
-  plan::PlanProgram program;
+planfile::PlanProgram ProgramToProto(const Plan& plan) {
+  planfile::PlanProgram program;
   for (const Buffer& b : plan.buffers) {
-    plan::Buffer* out = program.add_buffers();
+    planfile::Buffer* out = program.add_buffers();
     out->set_name(b.name);
     out->set_dtype(DTypeToOnnx(b.dtype));
     for (const LinearDim& d : b.dims) {
-      plan::LinearDim* dim = out->add_dims();
+      planfile::LinearDim* dim = out->add_dims();
       dim->set_per_batch(d.per_batch);
       dim->set_fixed(d.fixed);
     }
@@ -115,7 +115,7 @@ plan::PlanProgram ProgramToProto(const Plan& plan) {
   for (int32_t i : plan.inputs) program.add_inputs(i);
   for (int32_t o : plan.outputs) program.add_outputs(o);
   for (const Step& s : plan.steps) {
-    plan::Step* out = program.add_steps();
+    planfile::Step* out = program.add_steps();
     out->set_name(s.name);
     out->set_op(s.op);
     out->set_kernel(s.kernel);
@@ -145,7 +145,7 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   { ASSIGN_OR_RETURN(program, SerializeDeterministic(ProgramToProto(plan), "program")); }
   uint64_t hashes[2] = {XXH64(program.data(), program.size(), 0),
                         plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0) : XXH64(nullptr, 0, 0)};
-  plan::PlanHeader header;
+  planfile::PlanHeader header;
   header.set_format_version(plan.format_version);
   header.set_target(plan.target);
   header.set_isa(plan.isa);
@@ -158,7 +158,7 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   const char* names[2] = {kProgramSection, kWeightsSection};
   const int64_t sizes[2] = {static_cast<int64_t>(program.size()), plan.weights_bytes};
   for (int i = 0; i < 2; ++i) {
-    plan::PlanSection* section = header.add_sections();
+    planfile::PlanSection* section = header.add_sections();
     section->set_name(names[i]);
     section->set_offset(kPlanAlignment);  // placeholder of the same (fixed) width
     section->set_size(sizes[i]);
@@ -188,7 +188,7 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
 
 // ---- protobuf -> Plan ----
 
-absl::StatusOr<Tensor> TensorFromProto(const plan::TensorValue& t, const std::string& where) {
+absl::StatusOr<Tensor> TensorFromProto(const planfile::TensorValue& t, const std::string& where) {
   if (t.empty_storage()) {
     if (!t.data().empty() || t.dims_size() > 0) {
       return Invalid(absl::StrCat(where, ": tensor without storage has dims or data"));
@@ -216,26 +216,26 @@ absl::StatusOr<Tensor> TensorFromProto(const plan::TensorValue& t, const std::st
   return tensor;
 }
 
-absl::StatusOr<AttrValue> AttributeFromProto(const plan::Attribute& a, const std::string& where) {
+absl::StatusOr<AttrValue> AttributeFromProto(const planfile::Attribute& a, const std::string& where) {
   switch (a.value_case()) {
-    case plan::Attribute::kI:
+    case planfile::Attribute::kI:
       return AttrValue(a.i());
-    case plan::Attribute::kF:
+    case planfile::Attribute::kF:
       return AttrValue(a.f());
-    case plan::Attribute::kS:
+    case planfile::Attribute::kS:
       return AttrValue(a.s());
-    case plan::Attribute::kInts:
+    case planfile::Attribute::kInts:
       return AttrValue(std::vector<int64_t>(a.ints().values().begin(), a.ints().values().end()));
-    case plan::Attribute::kFloats:
+    case planfile::Attribute::kFloats:
       return AttrValue(std::vector<float>(a.floats().values().begin(), a.floats().values().end()));
-    case plan::Attribute::kStrings:
+    case planfile::Attribute::kStrings:
       return AttrValue(std::vector<std::string>(a.strings().values().begin(), a.strings().values().end()));
-    case plan::Attribute::kTensor: {
+    case planfile::Attribute::kTensor: {
       absl::StatusOr<Tensor> t = TensorFromProto(a.tensor(), where);
       if (!t.ok()) return t.status();
       return AttrValue(*std::move(t));
     }
-    case plan::Attribute::VALUE_NOT_SET:
+    case planfile::Attribute::VALUE_NOT_SET:
       break;
   }
   return Invalid(absl::StrCat(where, " has no value"));
@@ -248,10 +248,10 @@ std::string BufferLabel(size_t i, const std::string& name) {
 
 // Converts the program; checks what the in-memory Plan cannot represent (dtype numbers, buffer
 // kinds, attribute values). ValidatePlan checks the rest.
-absl::Status ProgramFromProto(const plan::PlanProgram& program, Plan* plan) {
+absl::Status ProgramFromProto(const planfile::PlanProgram& program, Plan* plan) {
   plan->buffers.reserve(program.buffers_size());
   for (int i = 0; i < program.buffers_size(); ++i) {
-    const plan::Buffer& in = program.buffers(i);
+    const planfile::Buffer& in = program.buffers(i);
     Buffer b;
     b.name = in.name();
     std::optional<DType> dtype = DTypeFromOnnx(in.dtype());
@@ -264,7 +264,7 @@ absl::Status ProgramFromProto(const plan::PlanProgram& program, Plan* plan) {
     }
     b.kind = static_cast<BufferKind>(in.kind());
     b.dims.reserve(in.dims_size());
-    for (const plan::LinearDim& d : in.dims()) b.dims.push_back({d.per_batch(), d.fixed()});
+    for (const planfile::LinearDim& d : in.dims()) b.dims.push_back({d.per_batch(), d.fixed()});
     b.offset = in.offset();
     b.bytes = in.bytes();
     b.alias_of = in.alias_of();
@@ -276,13 +276,13 @@ absl::Status ProgramFromProto(const plan::PlanProgram& program, Plan* plan) {
   plan->outputs.assign(program.outputs().begin(), program.outputs().end());
   plan->steps.reserve(program.steps_size());
   for (int i = 0; i < program.steps_size(); ++i) {
-    const plan::Step& in = program.steps(i);
+    const planfile::Step& in = program.steps(i);
     Step s;
     s.name = in.name();
     s.op = in.op();
     s.kernel = in.kernel();
     s.reason = in.reason();
-    for (const plan::Attribute& a : in.attrs()) {
+    for (const planfile::Attribute& a : in.attrs()) {
       const std::string where = absl::StrCat(StepLabel(i, s.name), " attribute ", Quoted(a.name()));
       if (s.attrs.Has(a.name())) return Invalid(absl::StrCat(where, " appears twice"));
       absl::StatusOr<AttrValue> value = AttributeFromProto(a, where);
@@ -522,7 +522,7 @@ struct SectionView {
 
 // Checks the preamble, header, version and every section's bounds and hash. `path` prefixes
 // nothing here: the caller adds it.
-absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, SectionView* program,
+absl::Status ReadContainer(const MappedFile& file, planfile::PlanHeader* header, SectionView* program,
                            SectionView* weights) {
   const int64_t fsize = file.size;
   const int64_t magic_seen = std::min(fsize, kMagicBytes);
@@ -553,7 +553,7 @@ absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, Sec
   }
   bool have_program = false, have_weights = false;
   std::set<std::string> seen;
-  for (const plan::PlanSection& s : header->sections()) {
+  for (const planfile::PlanSection& s : header->sections()) {
     const std::string name = Quoted(s.name());
     if (!seen.insert(s.name()).second) {
       return absl::InvalidArgumentError(absl::StrCat("section ", name, " appears twice"));
@@ -580,7 +580,7 @@ absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, Sec
   // Everything outside the header and the sections is zero padding, and the file ends with the
   // last section: no byte of the file escapes the hashes except the header itself.
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const plan::PlanSection& s : header->sections()) ranges.emplace_back(s.offset(), s.size());
+  for (const planfile::PlanSection& s : header->sections()) ranges.emplace_back(s.offset(), s.size());
   std::sort(ranges.begin(), ranges.end());
   uint64_t pos = static_cast<uint64_t>(header_end);
   for (const auto& [offset, size] : ranges) {
@@ -603,7 +603,7 @@ absl::Status ReadContainer(const MappedFile& file, plan::PlanHeader* header, Sec
         absl::StrCat("corrupt plan header: no section ", Quoted(have_program ? kWeightsSection : kProgramSection)));
   }
   // Hashed once the sections are known not to overlap: at most the file's size is hashed.
-  for (const plan::PlanSection& s : header->sections()) {
+  for (const planfile::PlanSection& s : header->sections()) {
     const uint8_t* data = s.size() > 0 ? file.data + s.offset() : nullptr;
     if (XXH64(data, s.size(), 0) != s.xxh64()) {
       return absl::InvalidArgumentError(absl::StrCat("section ", Quoted(s.name()), " hash mismatch (corrupt file)"));
@@ -683,12 +683,12 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path
   auto with_path = [&path](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };
-  plan::PlanHeader header;
+  planfile::PlanHeader header;
   SectionView program_bytes, weights;
   if (absl::Status s = ReadContainer(file, &header, &program_bytes, &weights); !s.ok()) {
     return with_path(s);
   }
-  plan::PlanProgram program;
+  planfile::PlanProgram program;
   if (program_bytes.size > std::numeric_limits<int32_t>::max() ||
       !program.ParseFromArray(program_bytes.data, static_cast<int>(program_bytes.size))) {
     return with_path(absl::InvalidArgumentError("invalid plan: cannot parse the program section"));
@@ -726,4 +726,4 @@ bool LooksLikePlan(const std::string& path) {
   return got == kMagicBytes && std::memcmp(buf, kMagic, kMagicBytes) == 0;
 }
 
-}  // namespace gcomp::codegen
+}  // namespace gcomp::plan

@@ -2,9 +2,9 @@
 // plan_file_test.cc and write_plan (which writes it from another process).
 #pragma once
 
-#include "codegen/plan.h"
+#include "plan/plan.h"
 
-namespace gcomp::codegen::testing {
+namespace gcomp::plan::testing {
 
 // The plan's weights point into its own owned_weights (still true after a move, not a copy).
 Plan MakeTestPlan();
@@ -12,4 +12,4 @@ Plan MakeTestPlan();
 // Points plan->weights at plan->owned_weights (after copying a plan).
 void PointWeightsAtOwned(Plan* plan);
 
-}  // namespace gcomp::codegen::testing
+}  // namespace gcomp::plan::testing

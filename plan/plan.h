@@ -1,5 +1,5 @@
 // The compiled plan in memory (DESIGN.md "Codegen and the plan"): what `gcomp compile` writes and
-// the runtime executes. codegen/codegen.cc builds it from an optimized graph; codegen/plan_file.cc
+// the runtime executes. codegen/codegen.cc builds it from an optimized graph; plan/plan_file.cc
 // serializes it (versioned protobuf header, 64-byte aligned hashed sections, mmap on load).
 //
 // Shapes depend on the batch size only, linearly: every dim is per_batch * batch + fixed. A plan
@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "graph/attribute.h"
-#include "graph/dtype.h"
+#include "core/attribute.h"
+#include "core/dtype.h"
 
-namespace gcomp::codegen {
+namespace gcomp::plan {
 
 inline constexpr uint32_t kPlanFormatVersion = 1;
 inline constexpr int64_t kPlanAlignment = 64;
@@ -102,4 +102,4 @@ struct Plan {
   std::shared_ptr<const void> mapping;  // keeps a loaded file's mapping alive
 };
 
-}  // namespace gcomp::codegen
+}  // namespace gcomp::plan

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "graph/tensor.h"
+#include "core/tensor.h"
 
 namespace gcomp {
 

@@ -1,4 +1,4 @@
-#include "codegen/plan_printer.h"
+#include "plan/plan_printer.h"
 
 #include <map>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-namespace gcomp::codegen {
+namespace gcomp::plan {
 namespace {
 
 std::string DimText(const LinearDim& d) {
@@ -146,4 +146,4 @@ std::string PlanToJson(const Plan& p) {
   return out;
 }
 
-}  // namespace gcomp::codegen
+}  // namespace gcomp::plan

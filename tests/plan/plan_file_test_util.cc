@@ -1,11 +1,11 @@
-#include "tests/codegen/plan_file_test_util.h"
+#include "tests/plan/plan_file_test_util.h"
 
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace gcomp::codegen::testing {
+namespace gcomp::plan::testing {
 
 void PointWeightsAtOwned(Plan* plan) {
   plan->weights = plan->owned_weights.data();
@@ -108,4 +108,4 @@ Plan MakeTestPlan() {
   return p;
 }
 
-}  // namespace gcomp::codegen::testing
+}  // namespace gcomp::plan::testing

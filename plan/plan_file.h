@@ -13,9 +13,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "codegen/plan.h"
+#include "plan/plan.h"
 
-namespace gcomp::codegen {
+namespace gcomp::plan {
 
 // The file's bytes. The same plan gives the same bytes (no map iteration order or pointers leak in).
 absl::StatusOr<std::string> SerializePlan(const Plan& plan);
@@ -34,4 +34,4 @@ absl::Status ValidatePlan(const Plan& plan);
 // Whether `bytes` start with the plan magic (the CLI uses it to tell a plan from an ONNX model).
 bool LooksLikePlan(const std::string& path);
 
-}  // namespace gcomp::codegen
+}  // namespace gcomp::plan

@@ -1,6 +1,6 @@
 // The plan file: round trip, determinism (in one process and across two), and the refusal of
 // truncated, corrupt, newer-version, foreign and invalid plans with messages naming the problem.
-#include "codegen/plan_file.h"
+#include "plan/plan_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,9 +15,9 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
-#include "tests/codegen/plan_file_test_util.h"
+#include "tests/plan/plan_file_test_util.h"
 
-namespace gcomp::codegen {
+namespace gcomp::plan {
 namespace {
 
 using ::testing::HasSubstr;
@@ -434,4 +434,4 @@ TEST_F(PlanFileTest, LongAliasChainIsAccepted) {
 }
 
 }  // namespace
-}  // namespace gcomp::codegen
+}  // namespace gcomp::plan

@@ -1,11 +1,11 @@
-#include "graph/tensor.h"
+#include "core/tensor.h"
 
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/dim.h"
+#include "core/size.h"
 
 namespace gcomp {
 

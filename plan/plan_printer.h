@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "codegen/plan.h"
+#include "plan/plan.h"
 
-namespace gcomp::codegen {
+namespace gcomp::plan {
 
 std::string PlanToText(const Plan& plan);
 std::string PlanToJson(const Plan& plan);  // schema_version 1
 
-}  // namespace gcomp::codegen
+}  // namespace gcomp::plan

@@ -2,15 +2,15 @@
 // and compares the files byte for byte (determinism across processes).
 #include <cstdio>
 
-#include "codegen/plan_file.h"
-#include "tests/codegen/plan_file_test_util.h"
+#include "plan/plan_file.h"
+#include "tests/plan/plan_file_test_util.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: write_plan OUT.gplan\n");
     return 2;
   }
-  absl::Status s = gcomp::codegen::WritePlanFile(gcomp::codegen::testing::MakeTestPlan(), argv[1]);
+  absl::Status s = gcomp::plan::WritePlanFile(gcomp::plan::testing::MakeTestPlan(), argv[1]);
   if (!s.ok()) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 1;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "graph/dtype.h"
+#include "core/dtype.h"
 
 namespace gcomp {
 

@@ -1,4 +1,4 @@
-#include "graph/attribute.h"
+#include "core/attribute.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
