@@ -9,8 +9,7 @@
 #include "codegen/memory_planner.h"
 #include "plan/plan_file.h"
 #include "core/status_macros.h"
-#include "runtime/cpu/blas/entries.h"
-#include "runtime/cpu/kernel_table.h"
+#include "runtime/backend.h"
 
 namespace gcomp::codegen {
 namespace {
@@ -27,22 +26,23 @@ constexpr char kGcompVersion[] = "0.1.0";
 // Ops whose output is the input's memory under another shape.
 const std::set<std::string> kViewOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
 
-int64_t AlignUp(int64_t n) { return (n + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
+int64_t AlignUp(int64_t n, int64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 class Generator {
  public:
   Generator(const Graph& g, const CodegenOptions& o) : g_(g), o_(o), plan_(std::make_unique<Plan>()) {}
 
   absl::StatusOr<std::unique_ptr<Plan>> Run() {
-    if (o_.target != "cpu") {
-      return absl::UnimplementedError(absl::StrCat("plans for target '", o_.target,
-                                                   "' are not built yet: this build compiles for --target cpu"));
-    }
+    ASSIGN_OR_RETURN(backend_, runtime::BackendFor(o_.target));
     RETURN_IF_ERROR(FindBatchSymbol());
-    plan_->target = "cpu";
-    plan_->isa = cpu::CpuIsa();
+    plan_->target = backend_->name();
+    const runtime::Fingerprint fp = backend_->fingerprint();
+    plan_->isa = fp.isa;
     plan_->gcomp_version = kGcompVersion;
-    plan_->library_versions = cpu::BlasLibraryVersions();
+    plan_->library_versions = fp.library_versions;
+    const runtime::MemorySpace activations = backend_->memory_spaces().at(0);
+    plan_->memory_space = activations.name;
+    plan_->arena_alignment = std::max(activations.alignment, kPlanAlignment);
     plan_->model = o_.model;
     plan_->precision = o_.precision;
     plan_->level = o_.level;
@@ -53,6 +53,11 @@ class Generator {
       plan_->inputs.push_back(id);
     }
     for (const Node* n : g_.nodes()) RETURN_IF_ERROR(Emit(n));
+    if (!unsupported_.empty()) {
+      return Error(nullptr, absl::StrCat(unsupported_.size(), " step", unsupported_.size() == 1 ? " has" : "s have",
+                                         " no kernel in the ", backend_->name(), " backend's table:\n  ",
+                                         absl::StrJoin(unsupported_, "\n  ")));
+    }
     RETURN_IF_ERROR(BindOutputs());
     RETURN_IF_ERROR(PlanArenas());
     plan_->weights = plan_->owned_weights.data();
@@ -138,11 +143,11 @@ class Generator {
 
   // Buffer of a constant value packed by `entry` for step `spec` input `index` (shared between
   // steps that pack it the same way).
-  absl::StatusOr<int> ConstantBuffer(const Value* v, const cpu::KernelEntry& entry, const cpu::KernelSpec& spec,
-                                     size_t index) {
-    cpu::Packed packed;
-    if (entry.pack) {
-      ASSIGN_OR_RETURN(packed, entry.pack(spec, index));
+  absl::StatusOr<int> ConstantBuffer(const Value* v, const runtime::KernelEntry* entry,
+                                     const runtime::KernelSpec& spec, size_t index) {
+    runtime::Packed packed;
+    if (entry && entry->pack) {
+      ASSIGN_OR_RETURN(packed, entry->pack(spec, index));
     } else {
       packed.bytes.assign(v->constant->data(), v->constant->data() + v->constant->nbytes());
     }
@@ -163,7 +168,8 @@ class Generator {
     b.offset = static_cast<int64_t>(plan_->owned_weights.size());
     b.bytes = static_cast<int64_t>(packed.bytes.size());
     plan_->owned_weights.insert(plan_->owned_weights.end(), packed.bytes.begin(), packed.bytes.end());
-    plan_->owned_weights.resize(static_cast<size_t>(AlignUp(static_cast<int64_t>(plan_->owned_weights.size()))), 0);
+    plan_->owned_weights.resize(
+        static_cast<size_t>(AlignUp(static_cast<int64_t>(plan_->owned_weights.size()), kPlanAlignment)), 0);
     int id = static_cast<int>(plan_->buffers.size());
     plan_->buffers.push_back(std::move(b));
     constants_[key] = id;
@@ -180,19 +186,18 @@ class Generator {
       plan_->buffers[id].alias_of = it->second;
       return absl::OkStatus();
     }
-    cpu::KernelSpec spec;
+    runtime::KernelSpec spec;
     spec.name = n->name;
     spec.op = n->op;
-    spec.attrs = &n->attrs;
+    spec.params = &n->attrs;
     spec.threads = 1;
     Step step;
     step.name = n->name;
     step.op = n->op;
-    step.attrs = n->attrs;
     step.origin = n->origin;
     for (const Decision& d : n->decisions) step.decisions.push_back(absl::StrCat(d.kind, " = ", d.choice, ": ", d.reason));
     for (const Value* in : n->inputs) {
-      cpu::Operand op;
+      runtime::Operand op;
       if (!in) {
         op.present = false;
       } else {
@@ -214,21 +219,29 @@ class Generator {
       if (!out) return Error(n, "omitted outputs are not supported in plans");
       ASSIGN_OR_RETURN(int id, NewBuffer(out, g_.IsGraphOutput(out) ? BufferKind::kOutput : BufferKind::kBatchArena));
       outs.push_back(id);
-      cpu::Operand op;
+      runtime::Operand op;
       op.dtype = out->dtype;
       op.dims = DimsAt(plan_->buffers[id], plan_->max_batch);
       spec.outputs.push_back(std::move(op));
     }
-    auto sel = cpu::SelectKernel(spec);
-    if (!sel.ok()) return Error(n, std::string(sel.status().message()));
+    auto sel = runtime::SelectKernel(backend_->kernels(), spec);
+    if (!sel.ok()) {
+      if (sel.status().code() != absl::StatusCode::kNotFound) return sel.status();
+      unsupported_.push_back(std::string(sel.status().message()));
+      return absl::OkStatus();
+    }
     step.kernel = sel->entry->id;
     step.reason = sel->reason;
+    step.params = sel->params;
+    step.params_version = sel->params_version;
+    // Constants are packed for a spec holding the blob, as the session's kernels will see it.
+    spec.params = &step.params;
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       const Value* in = n->inputs[i];
       if (!in) {
         step.inputs.push_back(-1);
       } else if (in->is_constant()) {
-        auto id = ConstantBuffer(in, *sel->entry, spec, i);
+        auto id = ConstantBuffer(in, sel->entry, spec, i);
         if (!id.ok()) return Error(n, absl::StrCat("packing '", in->name, "': ", id.status().message()));
         step.inputs.push_back(*id);
       } else {
@@ -237,6 +250,7 @@ class Generator {
     }
     step.outputs.assign(outs.begin(), outs.end());
     plan_->steps.push_back(std::move(step));
+    entries_.push_back(sel->entry);
     return absl::OkStatus();
   }
 
@@ -252,9 +266,7 @@ class Generator {
         if (it != ids_.end()) {
           src = it->second;
         } else if (v->is_constant()) {
-          cpu::KernelEntry plain;
-          cpu::KernelSpec none;
-          ASSIGN_OR_RETURN(src, ConstantBuffer(v, plain, none, 0));
+          ASSIGN_OR_RETURN(src, ConstantBuffer(v, nullptr, runtime::KernelSpec{}, 0));
         } else {
           return Error(nullptr, absl::StrCat("graph output '", v->name, "' is not computed"));
         }
@@ -268,11 +280,31 @@ class Generator {
         Step copy;
         copy.name = absl::StrCat(v->name, "/output_copy");
         copy.op = "Identity";
-        copy.kernel = cpu::ReferenceKernelEntry().id;
-        copy.reason = "graph output that no step writes (an input, a constant or a view): copied";
+        runtime::KernelSpec spec;
+        spec.name = copy.name;
+        spec.op = copy.op;
+        const Buffer& sb = plan_->buffers[src];
+        for (const Buffer* b : std::vector<const Buffer*>{&sb, &out}) {
+          runtime::Operand o;
+          o.dtype = b->dtype;
+          o.dims = DimsAt(*b, plan_->max_batch);
+          if (b->kind == BufferKind::kConstant) {
+            o.constant = plan_->owned_weights.data() + b->offset;
+            o.constant_bytes = static_cast<size_t>(b->bytes);
+          }
+          (b == &sb ? spec.inputs : spec.outputs).push_back(std::move(o));
+        }
+        auto sel = runtime::SelectKernel(backend_->kernels(), spec);
+        if (!sel.ok()) return Error(nullptr, absl::StrCat("graph output '", v->name, "': ", sel.status().message()));
+        copy.kernel = sel->entry->id;
+        copy.reason = absl::StrCat("graph output that no step writes (an input, a constant or a view), copied: ",
+                                   sel->reason);
+        copy.params = sel->params;
+        copy.params_version = sel->params_version;
         copy.inputs = {src};
         copy.outputs = {id};
         plan_->steps.push_back(std::move(copy));
+        entries_.push_back(sel->entry);
       }
       plan_->buffers[id].io_index = static_cast<int32_t>(plan_->outputs.size());
       plan_->outputs.push_back(id);
@@ -280,13 +312,13 @@ class Generator {
     return absl::OkStatus();
   }
 
-  // Which input an output may overwrite: the residual of FusedConv/FusedGemm, the first
-  // same-shaped operand of an elementwise op.
-  static std::vector<size_t> InPlaceCandidates(const Step& s) {
-    if (s.op == "FusedConv" || s.op == "FusedGemm") return {3};
-    if (s.op == "Add" || s.op == "Mul" || s.op == "Sub" || s.op == "Div") return {0, 1};
-    if (s.op == "Relu") return {0};
-    return {};
+  // The inputs output 0 of step `s` may overwrite: what its kernel declares.
+  std::vector<size_t> InPlaceCandidates(int s) const {
+    std::vector<size_t> inputs;
+    for (const runtime::InPlace& p : entries_[s]->in_place) {
+      if (p.output == 0) inputs.push_back(static_cast<size_t>(p.input));
+    }
+    return inputs;
   }
 
   absl::Status PlanArenas() {
@@ -317,7 +349,7 @@ class Generator {
       if (step.outputs.size() != 1) continue;
       Buffer& out = plan_->buffers[step.outputs[0]];
       if (out.kind != BufferKind::kBatchArena) continue;
-      for (size_t i : InPlaceCandidates(step)) {
+      for (size_t i : InPlaceCandidates(s)) {
         if (i >= step.inputs.size() || step.inputs[i] < 0) continue;
         const int in = step.inputs[i];
         const int root = Root(in);
@@ -360,17 +392,17 @@ class Generator {
         const bool batch_scaled = proportional && n2 == 2 * n1 && n1 > 0;
         if ((kind == 0) != batch_scaled) continue;
         if (kind == 0) {
-          b.bytes = AlignUp(n1);
+          b.bytes = AlignUp(n1, plan_->arena_alignment);
         } else {
           int64_t n = DTypeSize(b.dtype);
           for (const LinearDim& d : b.dims) n *= d.At(plan_->max_batch);
-          b.bytes = AlignUp(std::max<int64_t>(n, 1));
+          b.bytes = AlignUp(std::max<int64_t>(n, 1), plan_->arena_alignment);
           b.kind = BufferKind::kFixedArena;
         }
         ranges.push_back({b.bytes, first[id], last[id]});
         which.push_back(static_cast<int>(id));
       }
-      MemoryPlan mp = PlanMemory(ranges);
+      MemoryPlan mp = PlanMemory(ranges, plan_->arena_alignment);
       for (size_t k = 0; k < which.size(); ++k) plan_->buffers[which[k]].offset = mp.offsets[k];
       if (kind == 0) {
         plan_->batch_arena_bytes = mp.arena_bytes;
@@ -397,6 +429,9 @@ class Generator {
   std::string batch_symbol_;
   std::map<const Value*, int> ids_;
   std::map<std::pair<const Value*, std::string>, int> constants_;
+  const runtime::Backend* backend_ = nullptr;
+  std::vector<const runtime::KernelEntry*> entries_;  // per step
+  std::vector<std::string> unsupported_;              // steps no kernel runs
 };
 
 }  // namespace

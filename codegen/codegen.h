@@ -17,7 +17,7 @@ namespace gcomp::codegen {
 inline constexpr int64_t kDefaultMaxBatch = 64;
 
 struct CodegenOptions {
-  std::string target = "cpu";
+  std::string target;     // canonical target name: the backend registry's key (runtime/backend.h)
   int64_t max_batch = 0;  // 0: kDefaultMaxBatch for a dynamic batch (a static model's is fixed)
   std::string model;      // source file name for the header
   std::string precision = "fp32";

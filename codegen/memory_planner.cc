@@ -5,7 +5,8 @@
 
 namespace gcomp::codegen {
 
-MemoryPlan PlanMemory(const std::vector<LiveRange>& ranges) {
+MemoryPlan PlanMemory(std::vector<LiveRange> ranges, int64_t alignment) {
+  for (LiveRange& r : ranges) r.bytes = (r.bytes + alignment - 1) / alignment * alignment;
   MemoryPlan plan;
   plan.offsets.assign(ranges.size(), 0);
   if (ranges.empty()) return plan;

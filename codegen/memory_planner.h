@@ -13,7 +13,7 @@
 namespace gcomp::codegen {
 
 struct LiveRange {
-  int64_t bytes = 0;  // a multiple of the alignment
+  int64_t bytes = 0;
   int first = 0;
   int last = 0;
 };
@@ -24,6 +24,8 @@ struct MemoryPlan {
   int64_t peak_live_bytes = 0;   // lower bound on arena_bytes
 };
 
-MemoryPlan PlanMemory(const std::vector<LiveRange>& ranges);
+// `alignment` (a power of two: the memory space's, 64 B host, 256 B device): every size is rounded
+// up to it, so every offset is a multiple of it.
+MemoryPlan PlanMemory(std::vector<LiveRange> ranges, int64_t alignment);
 
 }  // namespace gcomp::codegen

@@ -1,5 +1,7 @@
 #include "core/attribute.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -68,6 +70,44 @@ std::string AttrValueToString(const AttrValue& v) {
     std::string operator()(const Tensor& t) const { return t.DebugString(); }
   };
   return std::visit(Printer{}, v);
+}
+
+bool TypeMatches(const AttrValue& v, AttrType t) {
+  switch (t) {
+    case AttrType::kInt: return std::holds_alternative<int64_t>(v);
+    case AttrType::kFloat: return std::holds_alternative<float>(v);
+    case AttrType::kString: return std::holds_alternative<std::string>(v);
+    case AttrType::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
+    case AttrType::kFloats: return std::holds_alternative<std::vector<float>>(v);
+    case AttrType::kStrings: return std::holds_alternative<std::vector<std::string>>(v);
+    case AttrType::kTensor: return std::holds_alternative<Tensor>(v);
+  }
+  return false;
+}
+
+const char* AttrTypeLabel(AttrType t) {
+  static const char* const kNames[] = {"int", "float", "string", "ints", "floats", "strings", "tensor"};
+  return kNames[static_cast<int>(t)];
+}
+
+absl::Status CheckAttributes(const Attributes& attrs, const std::vector<AttrSpec>& specs, bool allow_unknown) {
+  for (const auto& [name, value] : attrs.all()) {
+    auto it = std::find_if(specs.begin(), specs.end(), [&](const AttrSpec& s) { return s.name == name; });
+    if (it == specs.end()) {
+      if (allow_unknown) continue;  // ONNX runtimes ignore unknown attributes of ops
+      return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' is not one this takes"));
+    }
+    if (!TypeMatches(value, it->type)) {
+      return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' has type ", AttrTypeName(value),
+                                                     ", expected ", AttrTypeLabel(it->type)));
+    }
+  }
+  for (const AttrSpec& s : specs) {
+    if (s.required && !attrs.Has(s.name)) {
+      return absl::InvalidArgumentError(absl::StrCat("required attribute '", s.name, "' is missing"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gcomp

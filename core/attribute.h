@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "core/tensor.h"
 
 namespace gcomp {
@@ -41,5 +42,20 @@ class Attributes {
 };
 
 std::string AttrValueToString(const AttrValue& v);
+
+enum class AttrType { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
+const char* AttrTypeLabel(AttrType t);
+bool TypeMatches(const AttrValue& v, AttrType t);
+
+// One attribute an op (or a kernel's parameter blob) takes.
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  bool required = false;
+};
+
+// Checks `attrs` against `specs`: each known attribute's type, every required one present, and,
+// unless `allow_unknown`, no attribute outside `specs`. Errors name the attribute.
+absl::Status CheckAttributes(const Attributes& attrs, const std::vector<AttrSpec>& specs, bool allow_unknown);
 
 }  // namespace gcomp

@@ -70,14 +70,6 @@ struct KernelContext {
   const Tensor* in(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
 };
 
-enum class AttrType { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
-
-struct AttrSpec {
-  std::string name;
-  AttrType type;
-  bool required = false;
-};
-
 using ShapeFn = std::function<absl::StatusOr<std::vector<OutputInfo>>(const InferContext&)>;
 using RefKernel = std::function<absl::Status(KernelContext&)>;
 

@@ -24,24 +24,6 @@ const std::map<std::string, OpDef>& Table() {
   return *table;
 }
 
-bool TypeMatches(const AttrValue& v, AttrType t) {
-  switch (t) {
-    case AttrType::kInt: return std::holds_alternative<int64_t>(v);
-    case AttrType::kFloat: return std::holds_alternative<float>(v);
-    case AttrType::kString: return std::holds_alternative<std::string>(v);
-    case AttrType::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
-    case AttrType::kFloats: return std::holds_alternative<std::vector<float>>(v);
-    case AttrType::kStrings: return std::holds_alternative<std::vector<std::string>>(v);
-    case AttrType::kTensor: return std::holds_alternative<Tensor>(v);
-  }
-  return false;
-}
-
-const char* AttrTypeLabel(AttrType t) {
-  static const char* const kNames[] = {"int", "float", "string", "ints", "floats", "strings", "tensor"};
-  return kNames[static_cast<int>(t)];
-}
-
 }  // namespace
 
 void OpTableBuilder::Add(OpDef def) { defs_.push_back(std::move(def)); }
@@ -81,22 +63,7 @@ absl::Status CheckNodeAgainstDef(const Node& node, const OpDef& def) {
   if (n_out == 0 || node.outputs[0] == nullptr) {
     return absl::InvalidArgumentError("its first output is missing");
   }
-  for (const auto& [name, value] : node.attrs.all()) {
-    auto it = std::find_if(def.attrs.begin(), def.attrs.end(),
-                           [&](const AttrSpec& s) { return s.name == name; });
-    if (it == def.attrs.end()) continue;  // unknown attributes are ignored, as ONNX runtimes do
-    if (!TypeMatches(value, it->type)) {
-      return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' has type ",
-                                                     AttrTypeName(value), ", expected ",
-                                                     AttrTypeLabel(it->type)));
-    }
-  }
-  for (const AttrSpec& s : def.attrs) {
-    if (s.required && !node.attrs.Has(s.name)) {
-      return absl::InvalidArgumentError(absl::StrCat("required attribute '", s.name, "' is missing"));
-    }
-  }
-  return absl::OkStatus();
+  return CheckAttributes(node.attrs, def.attrs, /*allow_unknown=*/true);
 }
 
 std::optional<std::vector<Dim>> InferContext::DimValues(size_t i) const {

@@ -25,7 +25,8 @@
 
 namespace gcomp::plan {
 
-inline constexpr uint32_t kPlanFormatVersion = 1;
+// 2: header hash, kernel parameter blobs, the kernels section, memory space and alignment.
+inline constexpr uint32_t kPlanFormatVersion = 2;
 inline constexpr int64_t kPlanAlignment = 64;
 
 struct LinearDim {
@@ -58,12 +59,22 @@ struct Buffer {
   std::string format;     // kConstant: the kernel's packed format ("" = plain row-major)
 };
 
+// One generated kernel for one architecture: cubin for exactly `arch`, PTX for newer ones.
+struct DeviceCode {
+  std::string name;
+  std::string arch;
+  std::string cubin;
+  std::string ptx;
+};
+
 struct Step {
   std::string name;    // node name
   std::string op;
   std::string kernel;  // kernel id from the backend's table
   std::string reason;  // why this kernel (recorded at compile time)
-  Attributes attrs;
+  // The kernel's parameter blob (chosen by its entry's select at compile time) and its version.
+  Attributes params;
+  uint32_t params_version = 0;
   std::vector<int32_t> inputs;   // buffer indices; -1 = omitted optional input
   std::vector<int32_t> outputs;  // buffer indices
   std::vector<int32_t> in_place;  // per output: input index it overwrites, or -1 (may be empty)
@@ -87,6 +98,13 @@ struct Plan {
   std::vector<int32_t> inputs;   // buffer indices of the graph inputs, in order
   std::vector<int32_t> outputs;  // buffer indices of the graph outputs, in order
   std::vector<Step> steps;
+
+  // Generated device code (the kernels section); empty for cpu plans.
+  std::vector<DeviceCode> device_code;
+
+  // Where the arenas live and the alignment of every arena offset (the backend's memory space).
+  std::string memory_space = "host";
+  int64_t arena_alignment = kPlanAlignment;
 
   // Memory plan figures (bytes; batch arena per batch unit).
   int64_t batch_arena_bytes = 0;

@@ -31,8 +31,10 @@ namespace {
 constexpr char kMagic[8] = {'G', 'C', 'P', 'L', 'A', 'N', '\0', '\n'};
 constexpr int64_t kMagicBytes = 8;
 constexpr int64_t kPreambleBytes = 12;  // magic + u32 header length
+constexpr int64_t kHeaderHashBytes = 8;  // XXH64 of the header bytes, right after them
 constexpr char kProgramSection[] = "program";
 constexpr char kWeightsSection[] = "weights";
+constexpr char kKernelsSection[] = "kernels";
 constexpr int kMaxBufferKind = static_cast<int>(BufferKind::kAlias);
 
 int64_t AlignUp(int64_t n) { return (n + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
@@ -120,7 +122,8 @@ planfile::PlanProgram ProgramToProto(const Plan& plan) {
     out->set_op(s.op);
     out->set_kernel(s.kernel);
     out->set_reason(s.reason);
-    for (const auto& [name, value] : s.attrs.all()) AttributeToProto(name, value, out->add_attrs());
+    for (const auto& [name, value] : s.params.all()) AttributeToProto(name, value, out->add_params());
+    out->set_params_version(s.params_version);
     for (int32_t i : s.inputs) out->add_inputs(i);
     for (int32_t o : s.outputs) out->add_outputs(o);
     for (int32_t p : s.in_place) out->add_in_place(p);
@@ -131,6 +134,8 @@ planfile::PlanProgram ProgramToProto(const Plan& plan) {
   program.set_fixed_arena_bytes(plan.fixed_arena_bytes);
   program.set_batch_peak_live_bytes(plan.batch_peak_live_bytes);
   program.set_fixed_peak_live_bytes(plan.fixed_peak_live_bytes);
+  program.set_memory_space(plan.memory_space);
+  program.set_arena_alignment(plan.arena_alignment);
   return program;
 }
 
@@ -141,9 +146,20 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
     return absl::InvalidArgumentError(
         absl::StrCat("plan has ", plan.weights_bytes, " weight bytes but no weight data"));
   }
-  std::string program;
+  std::string program, kernels;
   { ASSIGN_OR_RETURN(program, SerializeDeterministic(ProgramToProto(plan), "program")); }
-  uint64_t hashes[2] = {XXH64(program.data(), program.size(), 0),
+  {
+    planfile::PlanKernels k;
+    for (const DeviceCode& c : plan.device_code) {
+      planfile::DeviceCode* out = k.add_code();
+      out->set_name(c.name);
+      out->set_arch(c.arch);
+      out->set_cubin(c.cubin);
+      out->set_ptx(c.ptx);
+    }
+    ASSIGN_OR_RETURN(kernels, SerializeDeterministic(k, "kernels"));
+  }
+  uint64_t hashes[3] = {XXH64(program.data(), program.size(), 0), XXH64(kernels.data(), kernels.size(), 0),
                         plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0) : XXH64(nullptr, 0, 0)};
   planfile::PlanHeader header;
   header.set_format_version(plan.format_version);
@@ -155,9 +171,11 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   header.set_precision(plan.precision);
   header.set_level(plan.level);
   header.set_max_batch(plan.max_batch);
-  const char* names[2] = {kProgramSection, kWeightsSection};
-  const int64_t sizes[2] = {static_cast<int64_t>(program.size()), plan.weights_bytes};
-  for (int i = 0; i < 2; ++i) {
+  // The weights come last: WritePlanFile writes them from the plan after the serialized prefix.
+  const char* names[3] = {kProgramSection, kKernelsSection, kWeightsSection};
+  const int64_t sizes[3] = {static_cast<int64_t>(program.size()), static_cast<int64_t>(kernels.size()),
+                            plan.weights_bytes};
+  for (int i = 0; i < 3; ++i) {
     planfile::PlanSection* section = header.add_sections();
     section->set_name(names[i]);
     section->set_offset(kPlanAlignment);  // placeholder of the same (fixed) width
@@ -167,10 +185,12 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   std::string header_bytes;
   { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
   const int64_t header_size = static_cast<int64_t>(header_bytes.size());
-  const int64_t program_offset = AlignUp(kPreambleBytes + header_size);
-  const int64_t weights_offset = AlignUp(program_offset + sizes[0]);
+  const int64_t program_offset = AlignUp(kPreambleBytes + header_size + kHeaderHashBytes);
+  const int64_t kernels_offset = AlignUp(program_offset + sizes[0]);
+  const int64_t weights_offset = AlignUp(kernels_offset + sizes[1]);
   header.mutable_sections(0)->set_offset(program_offset);
-  header.mutable_sections(1)->set_offset(weights_offset);
+  header.mutable_sections(1)->set_offset(kernels_offset);
+  header.mutable_sections(2)->set_offset(weights_offset);
   { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
   if (static_cast<int64_t>(header_bytes.size()) != header_size) {
     return absl::InternalError("plan header changed length when the section offsets were set");
@@ -180,8 +200,12 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   const uint32_t h = static_cast<uint32_t>(header_size);
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
   out += header_bytes;
+  const uint64_t header_hash = XXH64(header_bytes.data(), header_bytes.size(), 0);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((header_hash >> (8 * i)) & 0xff));
   out.resize(program_offset, '\0');
   out += program;
+  out.resize(kernels_offset, '\0');
+  out += kernels;
   out.resize(weights_offset, '\0');
   return out;
 }
@@ -282,13 +306,14 @@ absl::Status ProgramFromProto(const planfile::PlanProgram& program, Plan* plan) 
     s.op = in.op();
     s.kernel = in.kernel();
     s.reason = in.reason();
-    for (const planfile::Attribute& a : in.attrs()) {
-      const std::string where = absl::StrCat(StepLabel(i, s.name), " attribute ", Quoted(a.name()));
-      if (s.attrs.Has(a.name())) return Invalid(absl::StrCat(where, " appears twice"));
+    for (const planfile::Attribute& a : in.params()) {
+      const std::string where = absl::StrCat(StepLabel(i, s.name), " parameter ", Quoted(a.name()));
+      if (s.params.Has(a.name())) return Invalid(absl::StrCat(where, " appears twice"));
       absl::StatusOr<AttrValue> value = AttributeFromProto(a, where);
       if (!value.ok()) return value.status();
-      s.attrs.Set(a.name(), *std::move(value));
+      s.params.Set(a.name(), *std::move(value));
     }
+    s.params_version = in.params_version();
     s.inputs.assign(in.inputs().begin(), in.inputs().end());
     s.outputs.assign(in.outputs().begin(), in.outputs().end());
     s.in_place.assign(in.in_place().begin(), in.in_place().end());
@@ -300,6 +325,8 @@ absl::Status ProgramFromProto(const planfile::PlanProgram& program, Plan* plan) 
   plan->fixed_arena_bytes = program.fixed_arena_bytes();
   plan->batch_peak_live_bytes = program.batch_peak_live_bytes();
   plan->fixed_peak_live_bytes = program.fixed_peak_live_bytes();
+  plan->memory_space = program.memory_space();
+  plan->arena_alignment = program.arena_alignment();
   return absl::OkStatus();
 }
 
@@ -523,7 +550,7 @@ struct SectionView {
 // Checks the preamble, header, version and every section's bounds and hash. `path` prefixes
 // nothing here: the caller adds it.
 absl::Status ReadContainer(const MappedFile& file, planfile::PlanHeader* header, SectionView* program,
-                           SectionView* weights) {
+                           SectionView* kernels, SectionView* weights) {
   const int64_t fsize = file.size;
   const int64_t magic_seen = std::min(fsize, kMagicBytes);
   if (magic_seen > 0 && std::memcmp(file.data, kMagic, magic_seen) != 0) {
@@ -535,23 +562,31 @@ absl::Status ReadContainer(const MappedFile& file, planfile::PlanHeader* header,
   }
   uint32_t header_size = 0;
   for (int i = 0; i < 4; ++i) header_size |= uint32_t{file.data[kMagicBytes + i]} << (8 * i);
-  const int64_t header_end = kPreambleBytes + int64_t{header_size};
+  const int64_t header_bytes_end = kPreambleBytes + int64_t{header_size};
+  const bool parsed = header_bytes_end <= fsize &&
+                      header_size <= static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) &&
+                      header->ParseFromArray(file.data + kPreambleBytes, static_cast<int>(header_size));
+  // The format version is read before the header hash, which older formats do not have.
+  auto version_error = [&]() {
+    return absl::InvalidArgumentError(absl::StrCat("plan format version ", header->format_version(), " is ",
+                                                   header->format_version() > kPlanFormatVersion ? "newer" : "older",
+                                                   " than the version this gcomp reads (", kPlanFormatVersion,
+                                                   "): compile the model again"));
+  };
+  if (parsed && header->format_version() != kPlanFormatVersion && header->format_version() != 0) return version_error();
+  const int64_t header_end = header_bytes_end + kHeaderHashBytes;
   if (header_end > fsize) {
     return absl::InvalidArgumentError(
         absl::StrCat("truncated plan file: header ends at byte ", header_end, ", the file has ", fsize));
   }
-  if (header_size > static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) ||
-      !header->ParseFromArray(file.data + kPreambleBytes, static_cast<int>(header_size))) {
-    return absl::InvalidArgumentError("corrupt plan header (cannot parse it)");
+  uint64_t header_hash = 0;
+  for (int i = 0; i < 8; ++i) header_hash |= uint64_t{file.data[header_bytes_end + i]} << (8 * i);
+  if (XXH64(file.data + kPreambleBytes, header_size, 0) != header_hash) {
+    return absl::InvalidArgumentError("plan header hash mismatch (corrupt file)");
   }
-  if (header->format_version() > kPlanFormatVersion) {
-    return absl::InvalidArgumentError(absl::StrCat("plan format version ", header->format_version(),
-                                                   " is newer than this gcomp reads (", kPlanFormatVersion, ")"));
-  }
-  if (header->format_version() == 0) {
-    return absl::InvalidArgumentError("corrupt plan header (format version 0)");
-  }
-  bool have_program = false, have_weights = false;
+  if (!parsed) return absl::InvalidArgumentError("corrupt plan header (cannot parse it)");
+  if (header->format_version() != kPlanFormatVersion) return version_error();
+  bool have_program = false, have_weights = false, have_kernels = false;
   std::set<std::string> seen;
   for (const planfile::PlanSection& s : header->sections()) {
     const std::string name = Quoted(s.name());
@@ -575,6 +610,9 @@ absl::Status ReadContainer(const MappedFile& file, planfile::PlanHeader* header,
     } else if (s.name() == kWeightsSection) {
       *weights = view;
       have_weights = true;
+    } else if (s.name() == kKernelsSection) {
+      *kernels = view;
+      have_kernels = true;
     }
   }
   // Everything outside the header and the sections is zero padding, and the file ends with the
@@ -598,9 +636,10 @@ absl::Status ReadContainer(const MappedFile& file, planfile::PlanHeader* header,
     return absl::InvalidArgumentError(
         absl::StrCat("corrupt plan file: ", fsize - pos, " bytes after the last section"));
   }
-  if (!have_program || !have_weights) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("corrupt plan header: no section ", Quoted(have_program ? kWeightsSection : kProgramSection)));
+  if (!have_program || !have_weights || !have_kernels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "corrupt plan header: no section ",
+        Quoted(!have_program ? kProgramSection : (!have_kernels ? kKernelsSection : kWeightsSection))));
   }
   // Hashed once the sections are known not to overlap: at most the file's size is hashed.
   for (const planfile::PlanSection& s : header->sections()) {
@@ -660,6 +699,11 @@ absl::Status WritePlanFile(const Plan& plan, const std::string& path) {
 
 absl::Status ValidatePlan(const Plan& plan) {
   if (plan.max_batch < 1) return Invalid(absl::StrCat("max_batch is ", plan.max_batch));
+  if (plan.memory_space.empty()) return Invalid("no memory space");
+  if (plan.arena_alignment < kPlanAlignment || plan.arena_alignment > 4096 ||
+      (plan.arena_alignment & (plan.arena_alignment - 1)) != 0) {
+    return Invalid(absl::StrCat("arena alignment ", plan.arena_alignment, " is not a power of two in 64..4096"));
+  }
   if (plan.weights_bytes < 0 || (plan.weights_bytes > 0 && plan.weights == nullptr)) {
     return Invalid(absl::StrCat("weight section of ", plan.weights_bytes, " bytes has no data"));
   }
@@ -684,8 +728,8 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };
   planfile::PlanHeader header;
-  SectionView program_bytes, weights;
-  if (absl::Status s = ReadContainer(file, &header, &program_bytes, &weights); !s.ok()) {
+  SectionView program_bytes, kernel_bytes, weights;
+  if (absl::Status s = ReadContainer(file, &header, &program_bytes, &kernel_bytes, &weights); !s.ok()) {
     return with_path(s);
   }
   planfile::PlanProgram program;
@@ -693,7 +737,13 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path
       !program.ParseFromArray(program_bytes.data, static_cast<int>(program_bytes.size))) {
     return with_path(absl::InvalidArgumentError("invalid plan: cannot parse the program section"));
   }
+  planfile::PlanKernels kernels;
+  if (kernel_bytes.size > std::numeric_limits<int32_t>::max() ||
+      !kernels.ParseFromArray(kernel_bytes.data, static_cast<int>(kernel_bytes.size))) {
+    return with_path(absl::InvalidArgumentError("invalid plan: cannot parse the kernels section"));
+  }
   auto plan = std::make_shared<Plan>();
+  for (const planfile::DeviceCode& c : kernels.code()) plan->device_code.push_back({c.name(), c.arch(), c.cubin(), c.ptx()});
   plan->format_version = header.format_version();
   plan->target = header.target();
   plan->isa = header.isa();

@@ -1,10 +1,10 @@
-// The public runtime API (include/gcomp/gcomp.h) over plan::Plan and runtime::Session.
+// The public runtime API (include/gcomp/gcomp.h) over plan::Plan and the backend registry's executors.
 #include "include/gcomp/gcomp.h"
 
 #include <cstring>
 
 #include "plan/plan_file.h"
-#include "runtime/session.h"
+#include "runtime/backend.h"
 
 namespace gcomp {
 namespace {
@@ -87,7 +87,8 @@ struct Plan::Impl {
 };
 
 struct Session::Impl {
-  std::unique_ptr<runtime::Session> session;
+  std::shared_ptr<const plan::Plan> plan;
+  std::unique_ptr<runtime::Executor> executor;
 };
 
 const char* DataTypeName(DataType t) { return gcomp::DTypeName(ToInternal(t)); }
@@ -152,18 +153,21 @@ Session::~Session() = default;
 
 Result<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Plan> plan, SessionOptions options) {
   if (!plan) return Status(StatusCode::kInvalidArgument, "no plan");
-  runtime::SessionOptions o;
+  runtime::ExecutorOptions o;
   o.threads = options.threads;
-  auto s = runtime::Session::Create(plan->impl().plan, o);
-  if (!s.ok()) return FromAbsl(s.status());
+  auto backend = runtime::BackendFor(plan->impl().plan->target);
+  if (!backend.ok()) return FromAbsl(backend.status());
+  auto e = (*backend)->CreateExecutor(plan->impl().plan, o);
+  if (!e.ok()) return FromAbsl(e.status());
   auto impl = std::make_unique<Impl>();
-  impl->session = std::move(*s);
+  impl->plan = plan->impl().plan;
+  impl->executor = std::move(*e);
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
 Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inputs) {
   std::map<std::string, Tensor> feeds;
-  const plan::Plan& plan = impl_->session->plan();
+  const plan::Plan& plan = *impl_->plan;
   for (const HostTensor& h : inputs) {
     bool known = false;
     for (int32_t id : plan.inputs) known |= plan.buffers[id].name == h.name;
@@ -182,7 +186,7 @@ Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inpu
     std::memcpy(t->mutable_data(), h.data.data(), h.data.size());
     feeds[h.name] = std::move(*t);
   }
-  auto outs = impl_->session->Run(feeds);
+  auto outs = impl_->executor->Run(feeds);
   if (!outs.ok()) return FromAbsl(outs.status());
   std::vector<HostTensor> result;
   const plan::Plan& p = plan;
@@ -198,6 +202,6 @@ Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inpu
   return result;
 }
 
-std::map<std::string, int64_t> Session::kernel_launches() const { return impl_->session->launches(); }
+std::map<std::string, int64_t> Session::kernel_launches() const { return impl_->executor->launches(); }
 
 }  // namespace gcomp

@@ -14,6 +14,8 @@
 #include "core/status_macros.h"
 #include "passes/pass_manager.h"
 #include "passes/target.h"
+#include "plan/plan_file.h"
+#include "runtime/backend.h"
 
 namespace gcomp::cli {
 
@@ -90,19 +92,23 @@ absl::StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path) { retu
 absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed, bool any_target) {
   std::string target = args.Get("--target", "ref");
   ASSIGN_OR_RETURN(const passes::TargetDescription* t, passes::FindTarget(target));
-  if (t->name != "ref" && t->name != "cpu" && !any_target) {
-    return absl::UnimplementedError(absl::StrCat("target '", target,
-                                                 "' has no backend in this build yet: this command executes on the "
-                                                 "reference interpreter (--target ref) or the cpu runtime (--target "
-                                                 "cpu); `gcomp inspect --target ",
-                                                 target, "` shows the graph lowered for it"));
+  const bool reference = t->name == "ref";  // the interpreter, not a plan backend
+  const runtime::Backend* backend = runtime::FindBackend(t->name);
+  if (!reference && !backend && !any_target) {
+    return absl::UnimplementedError(absl::StrCat(
+        "target '", target, "' has no backend in this build yet: this command executes on the reference interpreter "
+        "(--target ref) or a backend (", absl::StrJoin(runtime::BackendNames(), ", "), "); `gcomp inspect --target ",
+        target, "` shows the graph lowered for it"));
   }
   if (!level_allowed && args.Has("--level")) return absl::InvalidArgumentError("--level is not an option of this command");
   if (absl::Status s = passes::PassesForLevel(args.Get("--level", "O0")).status(); !s.ok()) return s;
-  if (args.Has("--batch") && t->name != "cpu") return absl::InvalidArgumentError("--batch sets a plan's maximum batch: it needs --target cpu");
+  if (args.Has("--batch") && !backend) {
+    return absl::InvalidArgumentError(absl::StrCat("--batch sets a plan's maximum batch: it needs a target with a backend (",
+                                                   absl::StrJoin(runtime::BackendNames(), ", "), ")"));
+  }
   ASSIGN_OR_RETURN(passes::PassOptions po, PassOptionsFromArgs(args));
   if (po.precision != "fp32" && !args.Has("--passes")) {
-    std::string level = args.Get("--level", t->name == "cpu" && !args.Has("--reference") ? "O3" : "O0");
+    std::string level = args.Get("--level", "O0");
     if (level == "O0" || level == "O1") {
       return absl::InvalidArgumentError(absl::StrCat("--precision ", po.precision,
                                                      " is assigned by the assign-precision pass of levels O2 and O3, "
@@ -124,6 +130,10 @@ absl::StatusOr<passes::PassOptions> PassOptionsFromArgs(const Args& args) {
   RETURN_IF_ERROR(passes::ValidateKeepFp32(po.keep_fp32));
   if (mode == passes::PrecisionMode::kFp8) RETURN_IF_ERROR(passes::CheckFp8(po, /*loaded=*/false));
   return po;
+}
+
+void DefaultLevelForModel(Args& args, const std::string& path) {
+  if (!args.Has("--level") && !args.Has("--passes") && !plan::LooksLikePlan(path)) args.options["--level"] = {"O3"};
 }
 
 int DefaultThreads() {

@@ -62,6 +62,10 @@ struct OptimizedModel {
 absl::StatusOr<std::vector<std::map<std::string, Tensor>>> LoadCalibration(const std::string& dir, const Graph& g);
 absl::StatusOr<OptimizedModel> LoadAndOptimize(const Args& args, const std::string& path);
 
+// run, check and bench compile a model at O3 unless --level (or an explicit --passes list) says
+// otherwise, on every target, ref included; a plan's level is fixed.
+void DefaultLevelForModel(Args& args, const std::string& path);
+
 // Kernel threads for run/check: the machine's cores, at most 8.
 int DefaultThreads();
 

@@ -52,11 +52,14 @@ int Bench(int argc, char** argv) {
                         {"--json", "--profile"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("bench takes one PLAN or MODEL.onnx"));
-  if (!args->Has("--target")) args->options["--target"] = {"cpu"};
-  if (args->Get("--target") == "ref") {
-    return Report(absl::InvalidArgumentError("bench measures a backend; --target ref is the reference interpreter"));
+  // A model runs on the cpu backend unless --target says otherwise; a plan on its own backend.
+  if (!args->Has("--target") && !plan::LooksLikePlan(args->positional[0])) args->options["--target"] = {"cpu"};
+  DefaultLevelForModel(*args, args->positional[0]);
+  {
+    Args checked = *args;
+    checked.options.erase("--batch");  // bench's --batch is the measured batch, not a plan's maximum
+    if (absl::Status s = CheckTargetAndLevel(checked, true); !s.ok()) return Report(s);
   }
-  if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
   auto batch = IntOption(*args, "--batch", 1, 1, 4096);
   auto threads = IntOption(*args, "--threads", 1, 1, 256);
   auto warmup = IntOption(*args, "--warmup", 3, 0, 100000);
@@ -91,7 +94,7 @@ int Bench(int argc, char** argv) {
     if (auto r = (*exe)->Run(feeds); !r.ok()) return Report(r.status());
   }
   std::map<std::string, int64_t> before;
-  if ((*exe)->session()) before = (*exe)->session()->launches();
+  before = (*exe)->executor().launches();
   std::vector<double> ms;
   for (int64_t i = 0; i < *iterations; ++i) {
     auto t0 = std::chrono::steady_clock::now();
@@ -99,11 +102,9 @@ int Bench(int argc, char** argv) {
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::map<std::string, int64_t> kernels;
-  if ((*exe)->session()) {
-    for (const auto& [id, n] : (*exe)->session()->launches()) {
-      int64_t d = n - (before.count(id) ? before.at(id) : 0);
-      if (d) kernels[id] = d;
-    }
+  for (const auto& [id, n] : (*exe)->executor().launches()) {
+    int64_t d = n - (before.count(id) ? before.at(id) : 0);
+    if (d) kernels[id] = d;
   }
   double total = 0;
   for (double v : ms) total += v;
@@ -124,20 +125,20 @@ int Bench(int argc, char** argv) {
         "{\"schema_version\": 1, \"model\": %s, \"target\": %s, \"precision\": %s, \"batch\": %d, \"threads\": %d, "
         "\"iterations\": %d, \"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f, \"min\": %.4f}, "
         "\"throughput_per_s\": %.4f, \"compile_s\": %.4f, \"peak_rss_mb\": %.1f, \"kernels\": {%s}}\n",
-        JsonString(path), JsonString((*exe)->plan() ? (*exe)->plan()->target : (*exe)->target()),
+        JsonString(path), JsonString((*exe)->target()),
         JsonString((*exe)->precision()), *batch, *threads, *iterations, pct(0.5), pct(0.9), pct(0.99), sorted[0],
         throughput, (*exe)->compile_seconds(), rss_mb, absl::StrJoin(ks, ", "));
   } else {
     std::cout << absl::StrFormat(
         "%s: target %s, %s, batch %d, %d threads, %d runs\n  latency ms: p50 %.3f  p90 %.3f  p99 %.3f  min %.3f\n"
         "  throughput %.2f /s   compile %.3f s   peak RSS %.1f MB\n  kernels (launches over the timed runs):\n",
-        path, (*exe)->plan() ? (*exe)->plan()->target : (*exe)->target(), (*exe)->precision(), *batch, *threads,
+        path, (*exe)->target(), (*exe)->precision(), *batch, *threads,
         *iterations, pct(0.5), pct(0.9), pct(0.99), sorted[0], throughput, (*exe)->compile_seconds(), rss_mb);
     for (const auto& [id, n] : kernels) std::cout << absl::StrFormat("    %-28s %d\n", id, n);
   }
-  if (args->Has("--profile") && (*exe)->session()) {
+  if (args->Has("--profile") && (*exe)->plan()) {
     // Per-step time over warm-up and timed runs, largest first, and the total per kernel.
-    const auto& secs = (*exe)->session()->step_seconds();
+    const auto& secs = (*exe)->executor().step_seconds();
     const auto& steps = (*exe)->plan()->steps;
     const double runs = static_cast<double>(*warmup + *iterations);
     std::vector<size_t> order(secs.size());

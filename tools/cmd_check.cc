@@ -115,6 +115,8 @@ int Check(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("check takes one CASE_DIR"));
+  fs::path dir = args->positional[0];
+  DefaultLevelForModel(*args, (dir / "model.onnx").string());
   // --reference: the graph lowered for --target runs on the reference interpreter (as `run`).
   if (absl::Status s = CheckTargetAndLevel(*args, true, args->Has("--reference")); !s.ok()) return Report(s);
   double rtol = 1e-4, atol = -1;
@@ -130,7 +132,6 @@ int Check(int argc, char** argv) {
     if (!v.ok()) return Report(v.status());
     atol = *v;
   }
-  fs::path dir = args->positional[0];
   auto exe = Executable::Open(*args, (dir / "model.onnx").string(), DefaultThreads());
   if (!exe.ok()) return Report(exe.status());
   const std::vector<ValueSpec>& graph_inputs = (*exe)->inputs();

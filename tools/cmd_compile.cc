@@ -33,6 +33,7 @@ int Compile(int argc, char** argv) {
     return Report(absl::InvalidArgumentError("--max-rel-error is the error budget of --precision auto, which this "
                                              "build does not offer yet"));
   }
+  DefaultLevelForModel(*args, args->positional[0]);
   if (absl::Status s = CheckTargetAndLevel(*args, true); !s.ok()) return Report(s);
   auto t0 = std::chrono::steady_clock::now();
   auto plan = CompileModel(*args, args->positional[0]);

@@ -20,6 +20,7 @@ int Run(int argc, char** argv) {
   // --reference, or an explicit --passes list: the graph lowered for --target runs on the reference
   // interpreter (lowering tests).
   const bool any_target = args->Has("--reference") || args->Has("--passes");
+  DefaultLevelForModel(*args, args->positional[0]);
   if (absl::Status s = CheckTargetAndLevel(*args, true, any_target); !s.ok()) return Report(s);
   auto exe = Executable::Open(*args, args->positional[0], DefaultThreads());
   if (!exe.ok()) return Report(exe.status());

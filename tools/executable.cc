@@ -5,19 +5,21 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "plan/plan_file.h"
-#include "graph/interpreter.h"
 #include "core/status_macros.h"
+#include "passes/target.h"
+#include "plan/plan_file.h"
+#include "tools/ref_executor.h"
 
 namespace gcomp::cli {
 namespace {
+
+constexpr char kReference[] = "ref";
 
 std::vector<ValueSpec> SpecsOf(const plan::Plan& p, const std::vector<int32_t>& ids) {
   std::vector<ValueSpec> out;
   for (int32_t id : ids) {
     const plan::Buffer& b = p.buffers[id];
-    ValueSpec s{b.name, b.dtype, b.dims};
-    out.push_back(std::move(s));
+    out.push_back(ValueSpec{b.name, b.dtype, b.dims});
   }
   return out;
 }
@@ -37,14 +39,19 @@ std::vector<ValueSpec> SpecsOf(const std::vector<Value*>& values) {
 
 }  // namespace
 
+absl::StatusOr<std::string> CanonicalTarget(const Args& args, const std::string& def) {
+  ASSIGN_OR_RETURN(const passes::TargetDescription* t, passes::FindTarget(args.Get("--target", def)));
+  return t->name;
+}
+
 absl::StatusOr<std::unique_ptr<plan::Plan>> CompileModel(const Args& args, const std::string& path) {
   Args a = args;
   if (!a.Has("--level")) a.options["--level"] = {"O3"};
-  if (!a.Has("--target")) a.options["--target"] = {"cpu"};
+  ASSIGN_OR_RETURN(std::string target, CanonicalTarget(a, "cpu"));
+  a.options["--target"] = {target};
   ASSIGN_OR_RETURN(OptimizedModel m, LoadAndOptimize(a, path));
   codegen::CodegenOptions o;
-  o.target = a.Get("--target");
-  if (o.target == "cuda") o.target = "cuda:sm_90";
+  o.target = target;
   o.model = std::filesystem::path(path).filename().string();
   o.precision = PrecisionOf(a);
   o.level = a.Get("--level");
@@ -64,58 +71,60 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, c
                                                              bool profile) {
   auto e = std::make_unique<Executable>();
   const bool is_plan = plan::LooksLikePlan(path);
-  e->target_ = args.Get("--target", is_plan ? "cpu" : "ref");
   e->precision_ = PrecisionOf(args);
-  if (e->target_ == "ref" || args.Has("--reference") || args.Has("--passes")) {
-    if (is_plan) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": a plan runs on its backend (--target ",
-                                                     "cpu), not on the reference interpreter"));
-    }
-    ASSIGN_OR_RETURN(OptimizedModel m, LoadAndOptimize(args, path));
-    e->graph_ = std::move(m.graph);
-    e->emulate_ = EmulatesStorage(args);
-    e->inputs_ = SpecsOf(e->graph_->inputs());
-    e->outputs_ = SpecsOf(e->graph_->outputs());
-    e->target_ = "ref";
-    return e;
-  }
   auto t0 = std::chrono::steady_clock::now();
   if (is_plan) {
-    for (const char* opt : {"--level", "--precision", "--keep-fp32", "--calibration", "--batch"}) {
+    for (const char* opt : {"--level", "--precision", "--keep-fp32", "--calibration", "--batch", "--passes"}) {
       if (args.Has(opt)) {
         return absl::InvalidArgumentError(
             absl::StrCat(opt, " is fixed when the plan is compiled; ", path, " is a plan"));
       }
     }
-    ASSIGN_OR_RETURN(e->plan_, plan::ReadPlanFile(path));
-    std::string want = e->target_ == "cuda" ? "cuda:sm_90" : e->target_;
-    if (e->plan_->target != want) {
+    if (args.Has("--reference")) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ": the plan was compiled for target '", e->plan_->target, "', --target is '", want, "'"));
+          absl::StrCat(path, ": a plan runs on its backend, not on the reference interpreter"));
     }
+    ASSIGN_OR_RETURN(e->plan_, plan::ReadPlanFile(path));
+    if (args.Has("--target")) {
+      ASSIGN_OR_RETURN(std::string want, CanonicalTarget(args, ""));
+      if (e->plan_->target != want) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": the plan was compiled for target '",
+                                                       e->plan_->target, "', --target is '", want, "'"));
+      }
+    }
+    e->target_ = e->plan_->target;
     e->precision_ = e->plan_->precision;
   } else {
-    ASSIGN_OR_RETURN(std::unique_ptr<plan::Plan> p, CompileModel(args, path));
+    Args a = args;
+    if (!a.Has("--level") && !a.Has("--passes")) a.options["--level"] = {"O3"};
+    ASSIGN_OR_RETURN(e->target_, CanonicalTarget(a, kReference));
+    if (e->target_ == kReference || a.Has("--reference") || a.Has("--passes")) {
+      // The graph (lowered for --target) on the reference interpreter.
+      ASSIGN_OR_RETURN(OptimizedModel m, LoadAndOptimize(a, path));
+      e->inputs_ = SpecsOf(m.graph->inputs());
+      e->outputs_ = SpecsOf(m.graph->outputs());
+      e->executor_ = MakeReferenceExecutor(std::move(m.graph), EmulatesStorage(a));
+      e->target_ = kReference;
+      e->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return e;
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<plan::Plan> p, CompileModel(a, path));
     e->plan_ = std::move(p);
   }
   e->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  runtime::SessionOptions so;
-  so.threads = threads;
-  so.profile = profile;
-  ASSIGN_OR_RETURN(e->session_, runtime::Session::Create(e->plan_, so));
+  absl::StatusOr<const runtime::Backend*> backend = runtime::BackendFor(e->plan_->target);
+  if (!backend.ok() && is_plan) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the plan was compiled for target '", e->plan_->target,
+                                                   "': ", backend.status().message()));
+  }
+  if (!backend.ok()) return backend.status();
+  runtime::ExecutorOptions eo;
+  eo.threads = threads;
+  eo.profile = profile;
+  ASSIGN_OR_RETURN(e->executor_, (*backend)->CreateExecutor(e->plan_, eo));
   e->inputs_ = SpecsOf(*e->plan_, e->plan_->inputs);
   e->outputs_ = SpecsOf(*e->plan_, e->plan_->outputs);
   return e;
-}
-
-absl::StatusOr<std::vector<Tensor>> Executable::Run(const std::map<std::string, Tensor>& feeds) {
-  if (session_) return session_->Run(feeds);
-  InterpreterOptions io;
-  io.emulate_storage = emulate_;
-  ASSIGN_OR_RETURN(auto outs, RunReference(*graph_, feeds, io));
-  std::vector<Tensor> result;
-  for (const Value* v : graph_->outputs()) result.push_back(outs.at(v->name));
-  return result;
 }
 
 }  // namespace gcomp::cli

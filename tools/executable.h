@@ -1,6 +1,8 @@
-// What `run`, `check` and `bench` execute: a model on the reference interpreter (--target ref, or
-// --reference for a graph lowered for another target), or a plan on the cpu runtime (--target cpu:
-// a plan file, or a model compiled in memory first, O3 unless --level).
+// What `run`, `check` and `bench` execute, through one code path: an executor. For a plan file,
+// the executor of the plan's backend (from the registry); for a model, the model is optimized for
+// --target (O3 unless --level) and then either compiled in memory into a plan for the target's
+// backend, or, for --target ref (and --reference, which runs the graph lowered for another target),
+// run on the reference interpreter.
 #pragma once
 
 #include <map>
@@ -11,8 +13,7 @@
 #include "absl/status/statusor.h"
 #include "codegen/codegen.h"
 #include "plan/plan.h"
-#include "graph/graph.h"
-#include "runtime/session.h"
+#include "runtime/backend.h"
 #include "tools/cli.h"
 
 namespace gcomp::cli {
@@ -30,34 +31,35 @@ struct ValueSpec {
 
 class Executable {
  public:
-  // `threads`: kernel threads for the cpu runtime.
+  // `threads`: kernel threads for a backend's executor.
   static absl::StatusOr<std::unique_ptr<Executable>> Open(const Args& args, const std::string& path, int threads = 1,
                                                           bool profile = false);
 
   const std::vector<ValueSpec>& inputs() const { return inputs_; }
   const std::vector<ValueSpec>& outputs() const { return outputs_; }
-  absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& feeds);
+  absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& feeds) { return executor_->Run(feeds); }
 
-  // The cpu runtime's plan and session (nullptr on the reference interpreter).
+  runtime::Executor& executor() const { return *executor_; }
+  // The plan (nullptr on the reference interpreter).
   const plan::Plan* plan() const { return plan_.get(); }
-  runtime::Session* session() const { return session_.get(); }
   std::string target() const { return target_; }
   std::string precision() const { return precision_; }
   double compile_seconds() const { return compile_seconds_; }
   int64_t max_batch() const { return plan_ ? plan_->max_batch : 1 << 20; }
 
  private:
-  std::string target_ = "ref";
+  std::string target_;
   std::string precision_ = "fp32";
-  std::unique_ptr<Graph> graph_;  // reference interpreter
-  bool emulate_ = false;
   std::shared_ptr<const plan::Plan> plan_;
-  std::unique_ptr<runtime::Session> session_;
+  std::unique_ptr<runtime::Executor> executor_;
   std::vector<ValueSpec> inputs_, outputs_;
   double compile_seconds_ = 0;
 };
 
-// Compiles a model for args' --target (cpu), --precision, --level (default O3) and --batch.
+// The canonical name of --target (aliases resolved by the target descriptions), `def` if absent.
+absl::StatusOr<std::string> CanonicalTarget(const Args& args, const std::string& def);
+
+// Compiles a model for args' --target (default cpu), --precision, --level (default O3) and --batch.
 absl::StatusOr<std::unique_ptr<plan::Plan>> CompileModel(const Args& args, const std::string& path);
 
 }  // namespace gcomp::cli

@@ -1,35 +1,83 @@
 #include "runtime/cpu/kernel_table.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/own/entries.h"
 
 namespace gcomp::cpu {
+namespace {
 
-const std::vector<KernelEntry>& CpuKernelTable() {
-  static const std::vector<KernelEntry> kTable = [] {
-    std::vector<KernelEntry> t = BlasKernelEntries();
-    for (KernelEntry& e : OwnKernelEntries()) t.push_back(std::move(e));
-    t.push_back(ReferenceKernelEntry());
+// One step's kernel for a session: an instance of the entry per batch size, made at Reshape after
+// the entry's constraints accept the operands at that batch.
+class PerBatchKernel : public runtime::Kernel {
+ public:
+  explicit PerBatchKernel(const CpuEntry& entry) : entry_(entry) {}
+
+  absl::StatusOr<int64_t> Reshape(const KernelSpec& spec) override {
+    std::vector<std::vector<int64_t>> key;
+    for (const Operand& o : spec.inputs) key.push_back(o.dims);
+    for (const Operand& o : spec.outputs) key.push_back(o.dims);
+    auto it = instances_.find(key);
+    if (it == instances_.end()) {
+      if (!entry_.accepts(spec)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("kernel '", entry_.id, "' does not run this step at these operand dims"));
+      }
+      absl::StatusOr<std::unique_ptr<ShapedKernel>> k = entry_.create(spec);
+      if (!k.ok()) return k.status();
+      it = instances_.emplace(std::move(key), std::move(*k)).first;
+    }
+    current_ = it->second.get();
+    return 0;
+  }
+
+  absl::Status Run(const runtime::RunContext&, std::span<const void* const> inputs, std::span<void* const> outputs,
+                   std::span<uint8_t>) override {
+    if (!current_) return absl::InternalError("kernel run before Reshape");
+    return current_->Run(inputs, outputs);
+  }
+
+ private:
+  const CpuEntry& entry_;
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<ShapedKernel>> instances_;
+  ShapedKernel* current_ = nullptr;
+};
+
+}  // namespace
+
+const std::vector<CpuEntry>& CpuEntries() {
+  static const std::vector<CpuEntry> kEntries = [] {
+    std::vector<CpuEntry> t = BlasKernelEntries();
+    for (CpuEntry& e : OwnKernelEntries()) t.push_back(std::move(e));
+    return t;
+  }();
+  return kEntries;
+}
+
+const runtime::KernelTable& CpuKernelTable() {
+  static const runtime::KernelTable kTable = [] {
+    runtime::KernelTable t;
+    for (const CpuEntry& c : CpuEntries()) {
+      runtime::KernelEntry e;
+      e.id = c.id;
+      e.ops = c.ops;
+      e.description = c.description;
+      e.params = c.params;
+      e.params_version = c.params_version;
+      e.in_place = c.in_place;
+      e.accepts = c.accepts;
+      e.pack = c.pack;
+      const CpuEntry* entry = &c;
+      e.create = [entry](const KernelSpec&) -> absl::StatusOr<std::unique_ptr<runtime::Kernel>> {
+        return std::unique_ptr<runtime::Kernel>(new PerBatchKernel(*entry));
+      };
+      t.push_back(std::move(e));
+    }
     return t;
   }();
   return kTable;
-}
-
-absl::StatusOr<Selection> SelectKernel(const KernelSpec& spec) {
-  for (const KernelEntry& e : CpuKernelTable()) {
-    if (!e.op.empty() && e.op != spec.op) continue;
-    if (std::optional<std::string> why = e.accepts(spec)) return Selection{&e, *why};
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("node '", spec.name, "' (", spec.op, "): no cpu kernel runs this op"));
-}
-
-const KernelEntry* FindKernel(const std::string& id) {
-  for (const KernelEntry& e : CpuKernelTable()) {
-    if (e.id == id) return &e;
-  }
-  return nullptr;
 }
 
 }  // namespace gcomp::cpu

@@ -1,29 +1,19 @@
-// The cpu backend's kernel table: oneDNN/OpenBLAS GEMM and convolution entries, gcomp's own
-// kernels, then the reference-kernel fallback, in that order; the first entry that accepts a step
-// runs it.
+// The cpu backend's kernel table: oneDNN/OpenBLAS GEMM and convolution entries, then gcomp's own
+// kernels; the first entry that accepts a step runs it. Every op of the supported models has an
+// entry; a step no entry accepts is a compile error (codegen lists every such step).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "runtime/cpu/kernel.h"
 
 namespace gcomp::cpu {
 
-const std::vector<KernelEntry>& CpuKernelTable();
-
-struct Selection {
-  const KernelEntry* entry = nullptr;
-  std::string reason;
-};
-// The first entry accepting `spec` (the fallback accepts every op of the op table).
-absl::StatusOr<Selection> SelectKernel(const KernelSpec& spec);
-// The entry with this id, or nullptr.
-const KernelEntry* FindKernel(const std::string& id);
-
-// The reference-kernel fallback (ref_kernel.cc): runs the op table's plain-loop kernel on copies
-// of the step's buffers. Id "cpu.reference".
-KernelEntry ReferenceKernelEntry();
+// The entries as the cpu backend declares them, in table order.
+const std::vector<CpuEntry>& CpuEntries();
+// The same entries as a runtime::KernelTable: `create` makes a kernel whose Reshape checks the
+// entry's constraints (`accepts`) at the batch and builds one instance per batch size.
+const runtime::KernelTable& CpuKernelTable();
 
 }  // namespace gcomp::cpu

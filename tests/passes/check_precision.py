@@ -160,12 +160,18 @@ def check_options(gcomp, case_dir, fail):
          "--keep-fp32 '(Gemm' is not a valid regex"),
         (["opt", model_path, "--passes=assign-precision", "--precision", "fp16", "--keep-fp32", "[a-"],
          "--keep-fp32 '[a-' is not a valid regex"),
-        (["check", case_dir, "--precision", "fp16"], "add --level O2 or O3 (this command runs level O0)"),
+        (["check", case_dir, "--precision", "fp16", "--level", "O1"], "add --level O2 or O3 (this command runs level O1)"),
     ]
     for args, message in refused:
         p = subprocess.run([gcomp, *args], capture_output=True, text=True, timeout=600)
         if p.returncode != 2 or message not in p.stderr:
             fail(f"gcomp {' '.join(args)}: exit {p.returncode}, expected 2 with '{message}'; stderr: {p.stderr.strip()}")
+    # check, run and bench compile a model at O3 unless --level says otherwise, ref included.
+    p = subprocess.run([gcomp, "check", case_dir, "--target", "ref", "--precision", "fp16"], capture_output=True,
+                       text=True, timeout=600)
+    if p.returncode != 0 or "PASS" not in p.stdout:
+        fail(f"gcomp check {case_dir} --target ref --precision fp16 (O3 by default): exit {p.returncode}; "
+             f"{(p.stdout + p.stderr).strip()[-300:]}")
     for d in (empty, mismatched, wrong_shape):
         shutil.rmtree(d, ignore_errors=True)
     p = subprocess.run([gcomp, "inspect", model_path, "--level", "O3", "--precision", "fp32"], capture_output=True,

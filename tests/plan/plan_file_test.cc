@@ -139,9 +139,9 @@ void ExpectSamePlan(const Plan& a, const Plan& b) {
     EXPECT_EQ(x.in_place, y.in_place);
     EXPECT_EQ(x.origin, y.origin);
     EXPECT_EQ(x.decisions, y.decisions);
-    ASSERT_EQ(x.attrs.all().size(), y.attrs.all().size());
-    for (const auto& [name, value] : x.attrs.all()) {
-      const AttrValue* other = y.attrs.Find(name);
+    ASSERT_EQ(x.params.all().size(), y.params.all().size());
+    for (const auto& [name, value] : x.params.all()) {
+      const AttrValue* other = y.params.Find(name);
       ASSERT_NE(other, nullptr) << name;
       ExpectSameAttr(name, value, *other);
     }
@@ -203,9 +203,9 @@ TEST_F(PlanFileTest, SerializationIsDeterministicInOneProcess) {
   // The same plan built again, attributes set in another order, weights in another vector.
   Plan other = MakeTestPlan();
   Attributes reversed;
-  const auto& all = other.steps[0].attrs.all();
+  const auto& all = other.steps[0].params.all();
   for (auto it = all.rbegin(); it != all.rend(); ++it) reversed.Set(it->first, it->second);
-  other.steps[0].attrs = reversed;
+  other.steps[0].params = reversed;
   Plan copy = other;
   PointWeightsAtOwned(&copy);
   absl::StatusOr<std::string> b = SerializePlan(copy);
@@ -232,7 +232,7 @@ TEST_F(PlanFileTest, EveryTruncationIsRefused) {
   const uint32_t header_size = static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8 |
                                static_cast<uint8_t>(bytes[10]) << 16 |
                                static_cast<uint32_t>(static_cast<uint8_t>(bytes[11])) << 24;
-  const size_t header_end = 12 + header_size;
+  const size_t header_end = 12 + header_size + 8;  // the header's XXH64 follows it
   const size_t program_offset = (header_end + 63) / 64 * 64;
   const size_t weights_offset = bytes.size() - 71;
   ASSERT_LT(program_offset + 1, weights_offset);
@@ -327,8 +327,61 @@ TEST_F(PlanFileTest, NewerFormatVersionIsRefused) {
   absl::StatusOr<std::shared_ptr<const Plan>> loaded = RoundTrip(plan, "new.gplan");
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.status().message(),
-            Path("new.gplan") + ": plan format version 7 is newer than this gcomp reads (1)");
+            Path("new.gplan") + ": plan format version 7 is newer than the version this gcomp reads (" +
+                std::to_string(kPlanFormatVersion) + "): compile the model again");
   EXPECT_TRUE(LooksLikePlan(Path("new.gplan")));
+}
+
+TEST_F(PlanFileTest, OlderFormatVersionIsRefused) {
+  Plan plan = MakeTestPlan();
+  plan.format_version = 1;
+  absl::StatusOr<std::shared_ptr<const Plan>> loaded = RoundTrip(plan, "old.gplan");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().message(),
+            Path("old.gplan") + ": plan format version 1 is older than the version this gcomp reads (" +
+                std::to_string(kPlanFormatVersion) + "): compile the model again");
+  // A version-1 file has no header hash after its header: the version is read first.
+  std::string bytes = *SerializePlan(plan);
+  const uint32_t header_size = static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8;
+  bytes.erase(12 + header_size, 8);
+  WriteBytes(Path("v1.gplan"), bytes);
+  loaded = ReadPlanFile(Path("v1.gplan"));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(std::string(loaded.status().message()), HasSubstr("plan format version 1 is older"));
+}
+
+// Every byte of the header is covered by its hash: a flip anywhere in it (the target, the ISA, the
+// library versions, a section's hash) is refused.
+TEST_F(PlanFileTest, FlippedByteInTheHeaderIsRefused) {
+  const std::string bytes = *SerializePlan(MakeTestPlan());
+  const uint32_t header_size = static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8;
+  const std::string path = Path("flipped_header.gplan");
+  for (size_t i = 12; i < 12 + header_size + 8; ++i) {
+    std::string flipped = bytes;
+    flipped[i] = static_cast<char>(flipped[i] ^ 0x01);
+    WriteBytes(path, flipped);
+    absl::StatusOr<std::shared_ptr<const Plan>> loaded = ReadPlanFile(path);
+    ASSERT_FALSE(loaded.ok()) << "byte " << i;
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument) << "byte " << i;
+  }
+  std::string flipped = bytes;
+  flipped[12 + header_size / 2] ^= 0x01;
+  WriteBytes(path, flipped);
+  absl::StatusOr<std::shared_ptr<const Plan>> loaded = ReadPlanFile(path);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(std::string(loaded.status().message()), HasSubstr("hash mismatch"));
+}
+
+TEST_F(PlanFileTest, KernelsSectionRoundTrips) {
+  Plan plan = MakeTestPlan();
+  plan.device_code.push_back({"layernorm_768", "sm_90", std::string("\x7f" "ELF\0\1", 6), ".version 8.0"});
+  absl::StatusOr<std::shared_ptr<const Plan>> loaded = RoundTrip(plan, "kernels.gplan");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ((*loaded)->device_code.size(), 1u);
+  EXPECT_EQ((*loaded)->device_code[0].name, "layernorm_768");
+  EXPECT_EQ((*loaded)->device_code[0].arch, "sm_90");
+  EXPECT_EQ((*loaded)->device_code[0].cubin, plan.device_code[0].cubin);
+  EXPECT_EQ((*loaded)->device_code[0].ptx, ".version 8.0");
 }
 
 TEST_F(PlanFileTest, BadMagicIsRefused) {
@@ -368,7 +421,7 @@ TEST_F(PlanFileTest, HugeHeaderLengthIsRefusedBeforeParsing) {
   WriteBytes(path, bytes);
   absl::StatusOr<std::shared_ptr<const Plan>> loaded = ReadPlanFile(path);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.status().message(), path + ": truncated plan file: header ends at byte 4294967307, the file has " +
+  EXPECT_EQ(loaded.status().message(), path + ": truncated plan file: header ends at byte 4294967315, the file has " +
                                            std::to_string(bytes.size()));
 }
 

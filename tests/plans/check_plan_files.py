@@ -11,6 +11,20 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xxh64 import xxh64  # noqa: E402
+
+
+def flip(data, at):
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
+
+
+def with_header(data, header):
+    """The plan `data` with its header replaced by `header` (same length) and hashed again."""
+    n = struct.unpack("<I", data[8:12])[0]
+    assert len(header) == n
+    return data[:12] + header + struct.pack("<Q", xxh64(header)) + data[20 + n:]
+
 
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -59,6 +73,9 @@ def main():
             "truncated in the weights": (data[:len(data) - 100], "truncated"),
             "bad magic": (b"XXPLAN\0\n" + data[8:], "magic"),
             "flipped byte at the end (weights)": (data[:-70] + bytes([data[-70] ^ 0xFF]) + data[-69:], "hash"),
+            "flipped byte in the header's library versions": (flip(data, data.find(b"oneDNN", 12)), "hash"),
+            "older format version": (with_header(data, data[12:12 + header_len].replace(b"\x08\x02", b"\x08\x01", 1)),
+                                     "older than"),
         }
         for label, (blob, needle) in cases.items():
             bad = os.path.join(tmp, "bad.gplan")
@@ -71,12 +88,13 @@ def main():
                 continue
             expect(rc == 2 and needle in out.lower() and bad in out, f"{label}: exit {rc}: {out[:200]}")
         # Another target: the header's length-prefixed target string "cpu" rewritten to "gpu" (same
-        # length; the header is not a hashed section).
+        # length) and the header hashed again, as a plan for a target without a backend here.
         at = data.find(b"\x03cpu", 12, 12 + header_len)
         expect(at > 0, "the header holds the target string")
         other = os.path.join(tmp, "other.gplan")
+        header = data[12:at] + b"\x03gpu" + data[at + 4:12 + header_len]
         with open(other, "wb") as fh:
-            fh.write(data[:at] + b"\x03gpu" + data[at + 4:])
+            fh.write(with_header(data, header))
         rc, out = run([gcomp, "run", other, "--input", f"input={case_dir}/test_data_set_0/input_0.pb",
                        "--output-dir", os.path.join(tmp, "other_out")])
         expect(rc == 2 and "compiled for target 'gpu'" in out, f"other-target plan: exit {rc}: {out[:200]}")

@@ -75,9 +75,9 @@ Operand MakeOperand(bool present, DType dtype, std::vector<int64_t> dims) {
   return o;
 }
 
-const KernelEntry& Entry(const std::string& id) {
-  static const std::vector<KernelEntry> entries = BlasKernelEntries();
-  for (const KernelEntry& e : entries) {
+const CpuEntry& Entry(const std::string& id) {
+  static const std::vector<CpuEntry> entries = BlasKernelEntries();
+  for (const CpuEntry& e : entries) {
     if (e.id == id) return e;
   }
   ADD_FAILURE() << "no entry " << id;
@@ -85,7 +85,7 @@ const KernelEntry& Entry(const std::string& id) {
 }
 
 // Runs `e` on the case; nullopt when the entry declines it.
-std::optional<std::vector<float>> RunKernel(const KernelEntry& e, const std::string& op, const std::vector<In>& ins,
+std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string& op, const std::vector<In>& ins,
                                             const Attributes& attrs, const std::vector<int64_t>& out_dims,
                                             const Options& o) {
   std::vector<std::vector<uint8_t>> bytes;
@@ -93,7 +93,7 @@ std::optional<std::vector<float>> RunKernel(const KernelEntry& e, const std::str
   KernelSpec spec;
   spec.name = "node0";
   spec.op = op;
-  spec.attrs = &attrs;
+  spec.params = &attrs;
   spec.threads = o.threads;
   for (size_t i = 0; i < ins.size(); ++i) {
     Operand d;
@@ -435,7 +435,7 @@ TEST(BlasEntries, DeclineWhatTheyDoNotRun) {
   std::vector<In> ins = {Random({4, 8}, false, 1), Random({8, 6}, false, 2)};
   KernelSpec spec;
   spec.op = "FusedGemm";
-  spec.attrs = &attrs;
+  spec.params = &attrs;
   for (const In& in : ins) spec.inputs.push_back(MakeOperand(true, DType::kF32, in.dims));
   spec.outputs.push_back(MakeOperand(true, DType::kF32, {4, 6}));
   for (const char* id : kGemmIds) EXPECT_FALSE(Entry(id).accepts(spec)) << id;
@@ -470,7 +470,7 @@ TEST(BlasEntries, PackIsDeterministic) {
   In w = Random({32, 16, 3, 3}, true, 5);
   KernelSpec spec;
   spec.op = "FusedConv";
-  spec.attrs = &attrs;
+  spec.params = &attrs;
   spec.inputs = {MakeOperand(true, DType::kF32, {4, 10, 10, 16}), MakeOperand(true, DType::kF32, w.dims)};
   spec.inputs[1].constant = reinterpret_cast<const uint8_t*>(w.v.data());
   spec.inputs[1].constant_bytes = w.v.size() * sizeof(float);

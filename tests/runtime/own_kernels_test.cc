@@ -18,14 +18,14 @@
 namespace gcomp::testing {
 namespace {
 
-using cpu::Kernel;
-using cpu::KernelEntry;
+using cpu::ShapedKernel;
+using cpu::CpuEntry;
 using cpu::KernelSpec;
 using cpu::Operand;
 
-const KernelEntry& Entry(const std::string& id) {
-  static const std::vector<KernelEntry> entries = cpu::OwnKernelEntries();
-  for (const KernelEntry& e : entries) {
+const CpuEntry& Entry(const std::string& id) {
+  static const std::vector<CpuEntry> entries = cpu::OwnKernelEntries();
+  for (const CpuEntry& e : entries) {
     if (e.id == id) return e;
   }
   ADD_FAILURE() << "no entry " << id;
@@ -57,7 +57,7 @@ KernelSpec SpecOf(const std::string& op, const std::vector<OpInput>& inputs, con
   KernelSpec spec;
   spec.name = "node0";
   spec.op = op;
-  spec.attrs = &attrs;
+  spec.params = &attrs;
   spec.threads = threads;
   for (const OpInput& in : inputs) {
     Operand o;
@@ -83,11 +83,11 @@ KernelSpec SpecOf(const std::string& op, const std::vector<OpInput>& inputs, con
 
 // Runs entry `id` on the case; returns its outputs.
 std::vector<Tensor> RunOwn(const std::string& id, const KernelSpec& spec, const std::vector<OpInput>& inputs) {
-  const KernelEntry& e = Entry(id);
+  const CpuEntry& e = Entry(id);
   std::optional<std::string> why = e.accepts(spec);
   EXPECT_TRUE(why.has_value()) << id << " declined " << spec.op;
   if (!why) return {};
-  absl::StatusOr<std::unique_ptr<Kernel>> k = e.create(spec);
+  absl::StatusOr<std::unique_ptr<ShapedKernel>> k = e.create(spec);
   EXPECT_TRUE(k.ok()) << k.status();
   if (!k.ok()) return {};
   std::vector<Tensor> outs;
@@ -201,7 +201,7 @@ TEST(OwnAttention, DeclinesMaskCausalSoftcapAndExtraOutputs) {
                                     In("k", Random(DType::kF32, {1, 2, 8, 16}, 2)),
                                     In("v", Random(DType::kF32, {1, 2, 8, 16}, 3))};
   const Tensor y = *Tensor::Zeros(DType::kF32, {1, 2, 8, 16});
-  const KernelEntry& e = Entry("cpu.attention");
+  const CpuEntry& e = Entry("cpu.attention");
   Attributes plain;
   EXPECT_TRUE(e.accepts(SpecOf("Attention", qkv, plain, {y}, 1)).has_value());
   std::vector<OpInput> masked = qkv;
@@ -226,7 +226,7 @@ TEST(OwnAttention, TimingVitB16) {
   const Tensor y = *Tensor::Zeros(DType::kF32, {1, 197, 768});
   for (int threads : {1, 2}) {
     KernelSpec spec = SpecOf("Attention", qkv, a, {y}, threads);
-    std::unique_ptr<Kernel> k = *Entry("cpu.attention").create(spec);
+    std::unique_ptr<ShapedKernel> k = *Entry("cpu.attention").create(spec);
     Tensor out = *Tensor::Zeros(DType::kF32, {1, 197, 768});
     std::vector<const void*> ins = {qkv[0].value.data(), qkv[1].value.data(), qkv[2].value.data()};
     std::vector<void*> outs = {out.mutable_data()};
@@ -453,7 +453,7 @@ TEST(OwnElementwise, InPlaceOverFirstInput) {
   KernelSpec spec = SpecOf("Add", ins, a, *ref, 2);
   spec.in_place = {0};
   ASSERT_TRUE(Entry("cpu.elementwise").accepts(spec).has_value());
-  std::unique_ptr<Kernel> k = *Entry("cpu.elementwise").create(spec);
+  std::unique_ptr<ShapedKernel> k = *Entry("cpu.elementwise").create(spec);
   Tensor buf = *Tensor::Zeros(DType::kF32, {4, 3000});
   std::memcpy(buf.mutable_data(), ins[0].value.data(), buf.nbytes());
   std::vector<const void*> in_ptrs = {buf.data(), ins[1].value.data()};

@@ -1,6 +1,6 @@
 // gemm_backends: oneDNN vs OpenBLAS on the real layer shapes of ResNet-50 (NHWC convs, 1x1 convs
 // as GEMMs on N*H*W rows, the FC) and ViT-B/16 (patch conv, the encoder GEMMs), through the same
-// KernelEntry interface the runtime uses (pack, create, Run), fp32.
+// CpuEntry interface the runtime uses (pack, create, Run), fp32.
 //
 //   gemm_backends [--threads N] [--batches 1,8] [--min-runs R]
 //
@@ -112,7 +112,7 @@ std::vector<float> RandomF32(int64_t n, uint32_t seed) {
 // One kernel ready to run on its own buffers.
 struct Prepared {
   std::string note;  // why it is not runnable ("declined", an error); empty when it is
-  std::unique_ptr<Kernel> kernel;
+  std::unique_ptr<ShapedKernel> kernel;
   std::vector<std::vector<float>> data;
   std::vector<Packed> packed;
   std::vector<float> y;
@@ -127,13 +127,13 @@ struct Prepared {
   double Min() { return times.empty() ? -1 : *std::min_element(times.begin(), times.end()); }
 };
 
-std::unique_ptr<Prepared> Prepare(const KernelEntry& e, const Layer& l, int64_t batch, int threads) {
+std::unique_ptr<Prepared> Prepare(const CpuEntry& e, const Layer& l, int64_t batch, int threads) {
   auto r = std::make_unique<Prepared>();
   Attributes attrs;
   attrs.Set("activation", l.act);
   KernelSpec spec;
   spec.name = l.name;
-  spec.attrs = &attrs;
+  spec.params = &attrs;
   spec.threads = threads;
   auto operand = [](std::vector<int64_t> dims) {
     Operand o;
@@ -240,9 +240,9 @@ int Main(int argc, char** argv) {
   }
   std::printf("%s; ISA %s; %d threads; fp32; median of >= %d runs after a warm-up\n", BlasLibraryVersions().c_str(),
               CpuIsa().c_str(), threads, min_runs);
-  const std::vector<KernelEntry> entries = BlasKernelEntries();
-  auto find = [&](const std::string& id) -> const KernelEntry& {
-    for (const KernelEntry& e : entries) {
+  const std::vector<CpuEntry> entries = BlasKernelEntries();
+  auto find = [&](const std::string& id) -> const CpuEntry& {
+    for (const CpuEntry& e : entries) {
       if (e.id == id) return e;
     }
     std::fprintf(stderr, "no entry %s\n", id.c_str());

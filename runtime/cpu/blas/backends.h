@@ -6,11 +6,11 @@
 
 namespace gcomp::cpu::blas {
 
-KernelEntry OneDnnConvEntry();      // "cpu.onednn.conv"
-KernelEntry OneDnnGemmEntry();      // "cpu.onednn.gemm" (FusedGemm)
-KernelEntry OneDnnMatMulEntry();    // "cpu.onednn.matmul" (MatMul with a constant B)
-KernelEntry OpenBlasConvEntry();    // "cpu.openblas.conv"
-KernelEntry OpenBlasGemmEntry();    // "cpu.openblas.gemm" (FusedGemm)
-KernelEntry OpenBlasMatMulEntry();  // "cpu.openblas.matmul" (MatMul with a constant B)
+CpuEntry OneDnnConvEntry();      // "cpu.onednn.conv"
+CpuEntry OneDnnGemmEntry();      // "cpu.onednn.gemm" (FusedGemm)
+CpuEntry OneDnnMatMulEntry();    // "cpu.onednn.matmul" (MatMul with a constant B)
+CpuEntry OpenBlasConvEntry();    // "cpu.openblas.conv"
+CpuEntry OpenBlasGemmEntry();    // "cpu.openblas.gemm" (FusedGemm)
+CpuEntry OpenBlasMatMulEntry();  // "cpu.openblas.matmul" (MatMul with a constant B)
 
 }  // namespace gcomp::cpu::blas

@@ -34,7 +34,7 @@ extern "C" {
 
 namespace gcomp::cpu {
 
-std::vector<KernelEntry> BlasKernelEntries() {
+std::vector<CpuEntry> BlasKernelEntries() {
   return {blas::OneDnnConvEntry(),   blas::OpenBlasConvEntry(), blas::OneDnnGemmEntry(),
           blas::OpenBlasGemmEntry(), blas::OneDnnMatMulEntry(), blas::OpenBlasMatMulEntry()};
 }

@@ -9,7 +9,7 @@
 namespace gcomp::cpu {
 
 // The entries in preference order (entries.cc says why that order).
-std::vector<KernelEntry> BlasKernelEntries();
+std::vector<CpuEntry> BlasKernelEntries();
 
 // oneDNN's effective ISA on this machine ("avx512_core_bf16", ...), for the plan header.
 std::string CpuIsa();

@@ -13,7 +13,7 @@ bool StorageType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == 
 bool Present(const KernelSpec& spec, size_t i) { return i < spec.inputs.size() && spec.inputs[i].present; }
 
 std::optional<Epilogue> ParseEpilogue(const KernelSpec& spec, std::string* why_not) {
-  absl::StatusOr<Epilogue> parsed = EpilogueFromAttributes(*spec.attrs);
+  absl::StatusOr<Epilogue> parsed = EpilogueFromAttributes(*spec.params);
   if (!parsed.ok()) {
     *why_not = std::string(parsed.status().message());
     return std::nullopt;
@@ -59,12 +59,27 @@ inline float FastErf(float a) {
 
 }  // namespace
 
+std::vector<AttrSpec> ConvParamSpecs() {
+  return {{"auto_pad", AttrType::kString}, {"dilations", AttrType::kInts}, {"group", AttrType::kInt},
+          {"kernel_shape", AttrType::kInts}, {"pads", AttrType::kInts},   {"strides", AttrType::kInts},
+          {"layout", AttrType::kString},     {kActivationAttr, AttrType::kString},
+          {kClipMinAttr, AttrType::kFloat},  {kClipMaxAttr, AttrType::kFloat}};
+}
+
+std::vector<AttrSpec> GemmParamSpecs() {
+  return {{"transB", AttrType::kInt},
+          {"alpha", AttrType::kFloat},
+          {kActivationAttr, AttrType::kString},
+          {kClipMinAttr, AttrType::kFloat},
+          {kClipMaxAttr, AttrType::kFloat}};
+}
+
 std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not) {
-  if (spec.op != "FusedConv" || spec.inputs.size() < 2 || spec.outputs.size() != 1 || !spec.attrs) {
+  if (spec.op != "FusedConv" || spec.inputs.size() < 2 || spec.outputs.size() != 1 || !spec.params) {
     *why_not = "not a FusedConv";
     return std::nullopt;
   }
-  const Attributes& a = *spec.attrs;
+  const Attributes& a = *spec.params;
   const Operand& x = spec.inputs[0];
   const Operand& w = spec.inputs[1];
   const Operand& y = spec.outputs[0];
@@ -135,12 +150,12 @@ std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not
 
 std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not) {
   const bool matmul = spec.op == "MatMul";
-  if ((!matmul && spec.op != "FusedGemm") || spec.inputs.size() < 2 || spec.outputs.size() != 1 || !spec.attrs ||
+  if ((!matmul && spec.op != "FusedGemm") || spec.inputs.size() < 2 || spec.outputs.size() != 1 || !spec.params ||
       (matmul && spec.inputs.size() != 2)) {
     *why_not = "not a FusedGemm or MatMul";
     return std::nullopt;
   }
-  const Attributes& a = *spec.attrs;
+  const Attributes& a = *spec.params;
   const Operand& x = spec.inputs[0];
   const Operand& w = spec.inputs[1];
   const Operand& y = spec.outputs[0];

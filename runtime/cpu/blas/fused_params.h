@@ -41,6 +41,10 @@ struct GemmParams {
   Epilogue epi;
 };
 
+// The parameter blobs of the conv and GEMM entries: the fused op's geometry and epilogue attributes.
+std::vector<AttrSpec> ConvParamSpecs();
+std::vector<AttrSpec> GemmParamSpecs();
+
 std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not);
 // FusedGemm, or MatMul (A [..., K] x constant B [K, N], no epilogue).
 std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not);

@@ -259,7 +259,7 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
   return p;
 }
 
-class OneDnnKernel : public Kernel {
+class OneDnnKernel : public ShapedKernel {
  public:
   absl::Status Init(const KernelSpec& spec, const Design& d, float scale, bool has_residual) {
     name_ = spec.name;
@@ -351,21 +351,23 @@ class OneDnnKernel : public Kernel {
 };
 
 template <typename Params>
-absl::StatusOr<std::unique_ptr<Kernel>> MakeKernel(const KernelSpec& spec, const Params& p, const Design& d,
+absl::StatusOr<std::unique_ptr<ShapedKernel>> MakeKernel(const KernelSpec& spec, const Params& p, const Design& d,
                                                    float scale) {
   auto k = std::make_unique<OneDnnKernel>();
   RETURN_IF_ERROR(k->Init(spec, d, scale, p.epi.has_residual));
-  return std::unique_ptr<Kernel>(std::move(k));
+  return std::unique_ptr<ShapedKernel>(std::move(k));
 }
 
 absl::Status Declined(const KernelSpec& spec, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): oneDNN kernel: ", why));
 }
 
-KernelEntry GemmLikeEntry(const std::string& id, const std::string& op) {
-  KernelEntry e;
+CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
+  CpuEntry e;
   e.id = id;
-  e.op = op;
+  e.ops = {op};
+  e.params = GemmParamSpecs();
+  e.in_place = {{0, 3}};
   e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
                                " matmul, weights reordered to its preferred layout, epilogue as post-ops");
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
@@ -383,7 +385,7 @@ KernelEntry GemmLikeEntry(const std::string& id, const std::string& op) {
     ASSIGN_OR_RETURN(Design d, GemmDesign(spec, *p));
     return PackWeights(spec, index, d, p->alpha);
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<GemmParams> p = ParseGemm(spec, &why);
     if (!p) return Declined(spec, why);
@@ -396,10 +398,12 @@ KernelEntry GemmLikeEntry(const std::string& id, const std::string& op) {
 
 }  // namespace
 
-KernelEntry OneDnnConvEntry() {
-  KernelEntry e;
+CpuEntry OneDnnConvEntry() {
+  CpuEntry e;
   e.id = "cpu.onednn.conv";
-  e.op = "FusedConv";
+  e.ops = {"FusedConv"};
+  e.params = ConvParamSpecs();
+  e.in_place = {{0, 3}};
   e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
                                " convolution (NHWC/NCHW activations), weights reordered to its preferred layout, "
                                "bias + residual (sum) + activation as post-ops");
@@ -418,7 +422,7 @@ KernelEntry OneDnnConvEntry() {
     ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
     return PackWeights(spec, index, d, 1.0f);
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<ConvParams> p = ParseConv(spec, &why);
     if (!p) return Declined(spec, why);
@@ -429,8 +433,8 @@ KernelEntry OneDnnConvEntry() {
   return e;
 }
 
-KernelEntry OneDnnGemmEntry() { return GemmLikeEntry("cpu.onednn.gemm", "FusedGemm"); }
-KernelEntry OneDnnMatMulEntry() { return GemmLikeEntry("cpu.onednn.matmul", "MatMul"); }
+CpuEntry OneDnnGemmEntry() { return GemmLikeEntry("cpu.onednn.gemm", "FusedGemm"); }
+CpuEntry OneDnnMatMulEntry() { return GemmLikeEntry("cpu.onednn.matmul", "MatMul"); }
 
 }  // namespace gcomp::cpu::blas
 

@@ -135,7 +135,7 @@ void GemmTile(const Epilogue& epi, DType dtype, float alpha, const float* bias, 
   }
 }
 
-class OpenBlasGemmKernel : public Kernel {
+class OpenBlasGemmKernel : public ShapedKernel {
  public:
   absl::Status Init(const KernelSpec& spec, const GemmParams& p) {
     p_ = p;
@@ -189,7 +189,7 @@ class OpenBlasGemmKernel : public Kernel {
   std::vector<Scratch> scratch_;
 };
 
-class OpenBlasConvKernel : public Kernel {
+class OpenBlasConvKernel : public ShapedKernel {
  public:
   absl::Status Init(const KernelSpec& spec, const ConvParams& p) {
     p_ = p;
@@ -277,10 +277,12 @@ class OpenBlasConvKernel : public Kernel {
   std::vector<Scratch> scratch_;
 };
 
-KernelEntry GemmLikeEntry(const std::string& id, const std::string& op) {
-  KernelEntry e;
+CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
+  CpuEntry e;
   e.id = id;
-  e.op = op;
+  e.ops = {op};
+  e.params = GemmParamSpecs();
+  e.in_place = {{0, 3}};
   e.description = "OpenBLAS sgemm over output tiles, epilogue per tile while in cache; f16/bf16 converted per tile";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
@@ -294,23 +296,25 @@ KernelEntry GemmLikeEntry(const std::string& id, const std::string& op) {
     if (!p) return Declined(spec, why);
     return PackFloats(spec, index, kGemmFormat, [&] { return GemmWeights(spec, *p); });
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<GemmParams> p = ParseGemm(spec, &why);
     if (!p) return Declined(spec, why);
     auto k = std::make_unique<OpenBlasGemmKernel>();
     RETURN_IF_ERROR(k->Init(spec, *p));
-    return std::unique_ptr<Kernel>(std::move(k));
+    return std::unique_ptr<ShapedKernel>(std::move(k));
   };
   return e;
 }
 
 }  // namespace
 
-KernelEntry OpenBlasConvEntry() {
-  KernelEntry e;
+CpuEntry OpenBlasConvEntry() {
+  CpuEntry e;
   e.id = "cpu.openblas.conv";
-  e.op = "FusedConv";
+  e.ops = {"FusedConv"};
+  e.params = ConvParamSpecs();
+  e.in_place = {{0, 3}};
   e.description =
       "NHWC conv as im2col in row blocks + OpenBLAS sgemm, epilogue per block; f16/bf16 converted in the gather";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
@@ -325,18 +329,18 @@ KernelEntry OpenBlasConvEntry() {
     if (!p) return Declined(spec, why);
     return PackFloats(spec, index, kConvFormat, [&] { return ConvWeights(spec, *p); });
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<ConvParams> p = ParseConv(spec, &why);
     if (!p || !p->nhwc) return Declined(spec, p ? "NCHW layout" : why);
     auto k = std::make_unique<OpenBlasConvKernel>();
     RETURN_IF_ERROR(k->Init(spec, *p));
-    return std::unique_ptr<Kernel>(std::move(k));
+    return std::unique_ptr<ShapedKernel>(std::move(k));
   };
   return e;
 }
 
-KernelEntry OpenBlasGemmEntry() { return GemmLikeEntry("cpu.openblas.gemm", "FusedGemm"); }
-KernelEntry OpenBlasMatMulEntry() { return GemmLikeEntry("cpu.openblas.matmul", "MatMul"); }
+CpuEntry OpenBlasGemmEntry() { return GemmLikeEntry("cpu.openblas.gemm", "FusedGemm"); }
+CpuEntry OpenBlasMatMulEntry() { return GemmLikeEntry("cpu.openblas.matmul", "MatMul"); }
 
 }  // namespace gcomp::cpu::blas

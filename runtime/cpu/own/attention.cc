@@ -34,11 +34,11 @@ struct AttentionShape {
 
 // The attention the kernel runs, or why not.
 std::optional<AttentionShape> Resolve(const KernelSpec& spec, std::string* why_not) {
-  if (!spec.attrs) {
+  if (!spec.params) {
     *why_not = "no attributes";
     return std::nullopt;
   }
-  const Attributes& a = *spec.attrs;
+  const Attributes& a = *spec.params;
   auto fail = [&](const char* why) -> std::optional<AttentionShape> {
     *why_not = why;
     return std::nullopt;
@@ -181,7 +181,7 @@ void AccumulateTile(const float* p, const float* v, float* o, int64_t rows, int6
 // mostly read the same (batch, kv head): it packs that head's K and V once into its tiles, K
 // transposed into [head size x kKeyBlock] tiles and V into [kKeyBlock x Dv] tiles (fp32,
 // zero-padded), and reuses them until the head changes.
-class AttentionKernel : public Kernel {
+class AttentionKernel : public ShapedKernel {
  public:
   AttentionKernel(const AttentionShape& a, int threads) : a_(a), threads_(std::max(1, threads)) {
     tiles_.resize(threads_);
@@ -291,10 +291,13 @@ class AttentionKernel : public Kernel {
 
 }  // namespace
 
-KernelEntry AttentionEntry() {
-  KernelEntry e;
+CpuEntry AttentionEntry() {
+  CpuEntry e;
   e.id = "cpu.attention";
-  e.op = "Attention";
+  e.ops = {"Attention"};
+  e.params = {{"is_causal", AttrType::kInt}, {"kv_num_heads", AttrType::kInt}, {"q_num_heads", AttrType::kInt},
+              {"qk_matmul_output_mode", AttrType::kInt}, {"scale", AttrType::kFloat}, {"softcap", AttrType::kFloat},
+              {"softmax_precision", AttrType::kInt}};
   e.description = "flash-style attention: Q K^T tiles with online softmax, fp32 math, no mask/causal/past";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why_not;
@@ -303,14 +306,14 @@ KernelEntry AttentionEntry() {
     return absl::StrCat("own flash attention: ", a->q_heads, " heads of ", a->head, ", ", a->q_seq, "x", a->kv_seq,
                         a->q_heads != a->kv_heads ? " (grouped-query)" : "");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why_not;
     std::optional<AttentionShape> a = Resolve(spec, &why_not);
     if (!a) {
       return absl::InvalidArgumentError(
           absl::StrCat("node '", spec.name, "' (Attention): cpu.attention does not run this step: ", why_not));
     }
-    return std::unique_ptr<Kernel>(new AttentionKernel(*a, spec.threads));
+    return std::unique_ptr<ShapedKernel>(new AttentionKernel(*a, spec.threads));
   };
   return e;
 }

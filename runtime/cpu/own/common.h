@@ -58,15 +58,19 @@ void FromF32(DType dtype, const float* src, void* dst, int64_t n);
 float ExpShiftedInPlace(float* x, int64_t n, float shift);
 
 // Entries, one per kernel family (each file defines its own).
-KernelEntry AttentionEntry();
-KernelEntry LayerNormEntry();
-KernelEntry SoftmaxEntry();
-KernelEntry TransposeEntry();
-KernelEntry SliceEntry();
-KernelEntry ConcatEntry();
-KernelEntry PoolEntry();
-KernelEntry ReduceMeanEntry();
-KernelEntry ElementwiseEntry();
-KernelEntry CastEntry();
+CpuEntry AttentionEntry();
+CpuEntry LayerNormEntry();
+CpuEntry SoftmaxEntry();
+CpuEntry TransposeEntry();
+CpuEntry SliceEntry();
+CpuEntry ConcatEntry();
+CpuEntry PoolEntry();
+CpuEntry ReduceMeanEntry();
+CpuEntry ElementwiseEntry();
+CpuEntry CastEntry();
+CpuEntry GatherEntry();
+CpuEntry ExpandEntry();
+CpuEntry ShapeEntry();
+CpuEntry CopyEntry();
 
 }  // namespace gcomp::cpu::own

@@ -39,7 +39,7 @@ struct ElementwisePlan {
 };
 
 std::optional<ElementwisePlan> ResolveElementwise(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   std::optional<Op> op = OpOf(spec.op);
   if (!op) return std::nullopt;
   const size_t n_in = *op == Op::kRelu ? 1 : 2;
@@ -149,7 +149,7 @@ ApplyFn FnOf(Op op) {
   return Apply<Op::kRelu>;
 }
 
-class ElementwiseKernel : public Kernel {
+class ElementwiseKernel : public ShapedKernel {
  public:
   ElementwiseKernel(ElementwisePlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {
     bufs_.assign(threads_, std::vector<float>(3 * kChunk));
@@ -203,7 +203,7 @@ class ElementwiseKernel : public Kernel {
 
 // ---- Cast ---------------------------------------------------------------------------------
 
-class CastKernel : public Kernel {
+class CastKernel : public ShapedKernel {
  public:
   CastKernel(DType from, DType to, int64_t n, int threads)
       : from_(from), to_(to), n_(n), threads_(std::max(1, threads)) {
@@ -241,19 +241,21 @@ class CastKernel : public Kernel {
 };
 
 bool AcceptsCast(const KernelSpec& spec) {
-  if (!spec.attrs) return false;
+  if (!spec.params) return false;
   if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return false;
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
   return x.present && IsStorageFloat(x.dtype) && IsStorageFloat(y.dtype) && x.dims == y.dims &&
-         DTypeFromName(spec.attrs->GetString("to", "")) == y.dtype;
+         DTypeFromName(spec.params->GetString("to", "")) == y.dtype;
 }
 
 }  // namespace
 
-KernelEntry ElementwiseEntry() {
-  KernelEntry e;
+CpuEntry ElementwiseEntry() {
+  CpuEntry e;
   e.id = "cpu.elementwise";
-  e.op = "";  // Add, Sub, Mul, Div, Relu
+  e.ops = {"Add", "Sub", "Mul", "Div", "Relu"};
+  e.params = {};
+  e.in_place = {{0, 0}, {0, 1}};
   e.description = "Add/Sub/Mul/Div with broadcasting and Relu on float storage, vectorized runs";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<ElementwisePlan> p = ResolveElementwise(spec);
@@ -261,28 +263,29 @@ KernelEntry ElementwiseEntry() {
     return absl::StrCat("own elementwise ", spec.op, ": runs of ", p->dims.back(),
                         p->sa.back() == 1 && p->sb.back() == 1 ? "" : " (broadcast)");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<ElementwisePlan> p = ResolveElementwise(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.elementwise does not run it"));
-    return std::unique_ptr<Kernel>(new ElementwiseKernel(std::move(*p), spec.threads));
+    return std::unique_ptr<ShapedKernel>(new ElementwiseKernel(std::move(*p), spec.threads));
   };
   return e;
 }
 
-KernelEntry CastEntry() {
-  KernelEntry e;
+CpuEntry CastEntry() {
+  CpuEntry e;
   e.id = "cpu.cast";
-  e.op = "Cast";
+  e.ops = {"Cast"};
+  e.params = {{"to", AttrType::kString, true}};
   e.description = "Cast between f32, f16 and bf16";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     if (!AcceptsCast(spec)) return std::nullopt;
     return absl::StrCat("own cast ", DTypeName(spec.inputs[0].dtype), " -> ", DTypeName(spec.outputs[0].dtype));
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     if (!AcceptsCast(spec)) {
       return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.cast does not run it"));
     }
-    return std::unique_ptr<Kernel>(
+    return std::unique_ptr<ShapedKernel>(
         new CastKernel(spec.inputs[0].dtype, spec.outputs[0].dtype, NumElements(spec.inputs[0].dims), spec.threads));
   };
   return e;

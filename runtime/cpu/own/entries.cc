@@ -115,10 +115,11 @@ float ExpShiftedInPlace(float* x, int64_t n, float shift) {
 
 }  // namespace own
 
-std::vector<KernelEntry> OwnKernelEntries() {
+std::vector<CpuEntry> OwnKernelEntries() {
   return {own::AttentionEntry(), own::LayerNormEntry(),  own::TransposeEntry(),   own::SliceEntry(),
           own::PoolEntry(),      own::ReduceMeanEntry(), own::ElementwiseEntry(), own::ConcatEntry(),
-          own::SoftmaxEntry(),   own::CastEntry()};
+          own::SoftmaxEntry(),   own::CastEntry(),       own::GatherEntry(), own::ExpandEntry(),
+          own::ShapeEntry(),     own::CopyEntry()};
 }
 
 }  // namespace gcomp::cpu

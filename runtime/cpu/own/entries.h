@@ -7,6 +7,6 @@
 
 namespace gcomp::cpu {
 
-std::vector<KernelEntry> OwnKernelEntries();
+std::vector<CpuEntry> OwnKernelEntries();
 
 }  // namespace gcomp::cpu

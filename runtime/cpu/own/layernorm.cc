@@ -40,20 +40,20 @@ struct LayerNormShape {
 };
 
 std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   if (spec.op != "LayerNorm" && spec.op != "LayerNormalization") return std::nullopt;
   if (spec.inputs.size() < 2 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
   for (size_t i = 1; i < spec.outputs.size(); ++i) {
     if (spec.outputs[i].present) return std::nullopt;  // mean / inv_std outputs
   }
   const Operand& x = spec.inputs[0];
-  std::optional<int64_t> axis = Axis(spec.attrs->GetInt("axis", -1), x.dims.size());
+  std::optional<int64_t> axis = Axis(spec.params->GetInt("axis", -1), x.dims.size());
   if (!axis || x.dims.empty()) return std::nullopt;
   LayerNormShape s;
   s.len = 1;
   for (size_t i = *axis; i < x.dims.size(); ++i) s.len *= x.dims[i];
   s.rows = s.len ? NumElements(x.dims) / s.len : 0;
-  s.epsilon = spec.attrs->GetFloat("epsilon", 1e-5f);
+  s.epsilon = spec.params->GetFloat("epsilon", 1e-5f);
   s.has_bias = spec.inputs.size() > 2 && spec.inputs[2].present;
   const Operand& scale = spec.inputs[1];
   if (!scale.present || !PerRow(scale, x.dims, *axis, s.len)) return std::nullopt;
@@ -70,7 +70,7 @@ std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
   return s;
 }
 
-class LayerNormKernel : public Kernel {
+class LayerNormKernel : public ShapedKernel {
  public:
   LayerNormKernel(const LayerNormShape& s, int threads) : s_(s), threads_(std::max(1, threads)) {
     rows_.assign(threads_, std::vector<float>(s_.len));
@@ -121,13 +121,13 @@ struct SoftmaxShape {
 };
 
 std::optional<SoftmaxShape> ResolveSoftmax(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   // Each row is loaded before it is stored: running in place is fine.
   if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !spec.outputs[0].present) return std::nullopt;
   const Operand& x = spec.inputs[0];
   if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(spec.outputs[0].dtype)) return std::nullopt;
   if (spec.outputs[0].dims != x.dims || x.dims.empty()) return std::nullopt;
-  std::optional<int64_t> axis = Axis(spec.attrs->GetInt("axis", -1), x.dims.size());
+  std::optional<int64_t> axis = Axis(spec.params->GetInt("axis", -1), x.dims.size());
   if (!axis) return std::nullopt;
   SoftmaxShape s;
   s.outer = 1;
@@ -140,7 +140,7 @@ std::optional<SoftmaxShape> ResolveSoftmax(const KernelSpec& spec) {
   return s;
 }
 
-class SoftmaxKernel : public Kernel {
+class SoftmaxKernel : public ShapedKernel {
  public:
   SoftmaxKernel(const SoftmaxShape& s, int threads) : s_(s), threads_(std::max(1, threads)) {
     rows_.assign(threads_, std::vector<float>(std::max<int64_t>(s_.len, 1)));
@@ -186,38 +186,40 @@ class SoftmaxKernel : public Kernel {
 
 }  // namespace
 
-KernelEntry LayerNormEntry() {
-  KernelEntry e;
+CpuEntry LayerNormEntry() {
+  CpuEntry e;
   e.id = "cpu.layernorm";
-  e.op = "";  // LayerNorm, or LayerNormalization with only Y
+  e.ops = {"LayerNorm", "LayerNormalization"};  // LayerNormalization with only Y
+  e.params = {{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}, {"stash_type", AttrType::kInt}};
   e.description = "row-wise layer normalization, fp32 statistics, per-row Scale/B";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<LayerNormShape> s = ResolveLayerNorm(spec);
     if (!s) return std::nullopt;
     return absl::StrCat("own layernorm: ", s->rows, " rows of ", s->len);
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<LayerNormShape> s = ResolveLayerNorm(spec);
     if (!s) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.layernorm does not run it"));
-    return std::unique_ptr<Kernel>(new LayerNormKernel(*s, spec.threads));
+    return std::unique_ptr<ShapedKernel>(new LayerNormKernel(*s, spec.threads));
   };
   return e;
 }
 
-KernelEntry SoftmaxEntry() {
-  KernelEntry e;
+CpuEntry SoftmaxEntry() {
+  CpuEntry e;
   e.id = "cpu.softmax";
-  e.op = "Softmax";
+  e.ops = {"Softmax"};
+  e.params = {{"axis", AttrType::kInt}};
   e.description = "softmax along one axis (contiguous rows fast path), vectorized exp";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<SoftmaxShape> s = ResolveSoftmax(spec);
     if (!s) return std::nullopt;
     return absl::StrCat("own softmax: ", s->outer * s->inner, " rows of ", s->len, s->inner == 1 ? "" : " (strided)");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<SoftmaxShape> s = ResolveSoftmax(spec);
     if (!s) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.softmax does not run it"));
-    return std::unique_ptr<Kernel>(new SoftmaxKernel(*s, spec.threads));
+    return std::unique_ptr<ShapedKernel>(new SoftmaxKernel(*s, spec.threads));
   };
   return e;
 }

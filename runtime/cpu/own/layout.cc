@@ -148,7 +148,7 @@ void RunTranspose(const TransposePlan& p, const uint8_t* src, uint8_t* dst, int 
 }
 
 std::optional<TransposePlan> ResolveTranspose(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
   const size_t es = DTypeSize(x.dtype);
@@ -156,7 +156,7 @@ std::optional<TransposePlan> ResolveTranspose(const KernelSpec& spec) {
   const int64_t r = static_cast<int64_t>(x.dims.size());
   std::vector<int64_t> perm(r);
   for (int64_t i = 0; i < r; ++i) perm[i] = r - 1 - i;
-  perm = spec.attrs->GetInts("perm", perm);
+  perm = spec.params->GetInts("perm", perm);
   if (static_cast<int64_t>(perm.size()) != r) return std::nullopt;
   std::vector<bool> seen(r, false);
   std::vector<int64_t> out;
@@ -169,7 +169,7 @@ std::optional<TransposePlan> ResolveTranspose(const KernelSpec& spec) {
   return CollapseTranspose(x.dims, perm, es);
 }
 
-class TransposeKernel : public Kernel {
+class TransposeKernel : public ShapedKernel {
  public:
   TransposeKernel(TransposePlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {}
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
@@ -195,7 +195,7 @@ struct SlicePlan {
 };
 
 std::optional<SlicePlan> ResolveSlice(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   if (spec.inputs.size() < 3 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
   const size_t es = DTypeSize(x.dtype);
@@ -252,7 +252,7 @@ std::optional<SlicePlan> ResolveSlice(const KernelSpec& spec) {
   return s;
 }
 
-class SliceKernel : public Kernel {
+class SliceKernel : public ShapedKernel {
  public:
   SliceKernel(SlicePlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {}
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
@@ -299,11 +299,11 @@ struct ConcatPlan {
 };
 
 std::optional<ConcatPlan> ResolveConcat(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   if (spec.inputs.empty() || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
   const Operand& y = spec.outputs[0];
   const int64_t r = static_cast<int64_t>(y.dims.size());
-  int64_t axis = spec.attrs->GetInt("axis", 0);
+  int64_t axis = spec.params->GetInt("axis", 0);
   if (axis < 0) axis += r;
   if (axis < 0 || axis >= r) return std::nullopt;
   const int64_t es = static_cast<int64_t>(DTypeSize(y.dtype));
@@ -326,7 +326,7 @@ std::optional<ConcatPlan> ResolveConcat(const KernelSpec& spec) {
   return p;
 }
 
-class ConcatKernel : public Kernel {
+class ConcatKernel : public ShapedKernel {
  public:
   ConcatKernel(ConcatPlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {
     int64_t off = 0;
@@ -356,10 +356,11 @@ class ConcatKernel : public Kernel {
 
 }  // namespace
 
-KernelEntry TransposeEntry() {
-  KernelEntry e;
+CpuEntry TransposeEntry() {
+  CpuEntry e;
   e.id = "cpu.transpose";
-  e.op = "Transpose";
+  e.ops = {"Transpose"};
+  e.params = {{"perm", AttrType::kInts}};
   e.description = "transpose: unit dims dropped, adjacent axes merged, memcpy runs or 32x32 tiles";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<TransposePlan> p = ResolveTranspose(spec);
@@ -367,18 +368,19 @@ KernelEntry TransposeEntry() {
     return absl::StrCat("own transpose: collapsed to dims [", absl::StrJoin(p->in_dims, ","), "] perm [",
                         absl::StrJoin(p->perm, ","), "]");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<TransposePlan> p = ResolveTranspose(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.transpose does not run it"));
-    return std::unique_ptr<Kernel>(new TransposeKernel(std::move(*p), spec.threads));
+    return std::unique_ptr<ShapedKernel>(new TransposeKernel(std::move(*p), spec.threads));
   };
   return e;
 }
 
-KernelEntry SliceEntry() {
-  KernelEntry e;
+CpuEntry SliceEntry() {
+  CpuEntry e;
   e.id = "cpu.slice";
-  e.op = "Slice";
+  e.ops = {"Slice"};
+  e.params = {};
   e.description = "slice with constant starts/ends/axes/steps: strided copy of contiguous runs";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<SlicePlan> p = ResolveSlice(spec);
@@ -386,28 +388,29 @@ KernelEntry SliceEntry() {
     return absl::StrCat("own slice: runs of ", p->axes.back().count, " elements",
                         p->axes.back().step == 1 ? "" : " (strided)");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<SlicePlan> p = ResolveSlice(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.slice does not run it"));
-    return std::unique_ptr<Kernel>(new SliceKernel(std::move(*p), spec.threads));
+    return std::unique_ptr<ShapedKernel>(new SliceKernel(std::move(*p), spec.threads));
   };
   return e;
 }
 
-KernelEntry ConcatEntry() {
-  KernelEntry e;
+CpuEntry ConcatEntry() {
+  CpuEntry e;
   e.id = "cpu.concat";
-  e.op = "Concat";
+  e.ops = {"Concat"};
+  e.params = {{"axis", AttrType::kInt, true}};
   e.description = "concat: one memcpy per input and outer index";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<ConcatPlan> p = ResolveConcat(spec);
     if (!p) return std::nullopt;
     return absl::StrCat("own concat: ", p->bytes.size(), " inputs, ", p->outer, " outer slices");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<ConcatPlan> p = ResolveConcat(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.concat does not run it"));
-    return std::unique_ptr<Kernel>(new ConcatKernel(std::move(*p), spec.threads));
+    return std::unique_ptr<ShapedKernel>(new ConcatKernel(std::move(*p), spec.threads));
   };
   return e;
 }

@@ -25,7 +25,7 @@ struct PoolPlan {
 };
 
 std::optional<PoolPlan> ResolvePool(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   if (spec.inputs.size() != 1 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
   for (size_t i = 1; i < spec.outputs.size(); ++i) {
     if (spec.outputs[i].present) return std::nullopt;  // MaxPool Indices
@@ -37,7 +37,7 @@ std::optional<PoolPlan> ResolvePool(const KernelSpec& spec) {
   if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) || x.dims.size() != 4 || y.dims.size() != 4) {
     return std::nullopt;
   }
-  const Attributes& a = *spec.attrs;
+  const Attributes& a = *spec.params;
   PoolPlan p;
   p.x_type = x.dtype;
   p.y_type = y.dtype;
@@ -109,7 +109,7 @@ Taps AxisTaps(int64_t o, int64_t s, int64_t pad_begin, int64_t pad_end, int64_t 
 
 inline float MaxKeepNan(float m, float v) { return (v > m || std::isnan(v)) ? v : m; }
 
-class PoolKernel : public Kernel {
+class PoolKernel : public ShapedKernel {
  public:
   PoolKernel(const PoolPlan& p, int threads) : p_(p), threads_(std::max(1, threads)) {
     const int64_t per = p_.nhwc ? p_.w * p_.c + 2 * p_.c : p_.h * p_.w + p_.oh * p_.ow;
@@ -214,21 +214,21 @@ struct ReducePlan {
 };
 
 std::optional<ReducePlan> ResolveReduce(const KernelSpec& spec) {
-  if (!spec.attrs) return std::nullopt;
+  if (!spec.params) return std::nullopt;
   if (spec.inputs.empty() || spec.inputs.size() > 2 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) {
     return std::nullopt;
   }
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
   if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype)) return std::nullopt;
   const int64_t r = static_cast<int64_t>(x.dims.size());
-  std::vector<int64_t> axes = spec.attrs->GetInts("axes");
+  std::vector<int64_t> axes = spec.params->GetInts("axes");
   if (spec.inputs.size() == 2 && spec.inputs[1].present) {
     std::optional<std::vector<int64_t>> a = ConstantInts(spec.inputs[1]);
     if (!a) return std::nullopt;
     axes = *a;
   }
   if (axes.empty()) {
-    if (spec.attrs->GetInt("noop_with_empty_axes", 0) == 1) return std::nullopt;
+    if (spec.params->GetInt("noop_with_empty_axes", 0) == 1) return std::nullopt;
     for (int64_t i = 0; i < r; ++i) axes.push_back(i);
   }
   std::vector<bool> reduced(r, false);
@@ -259,7 +259,7 @@ std::optional<ReducePlan> ResolveReduce(const KernelSpec& spec) {
       p.outer *= x.dims[i];
     }
   }
-  const bool keep = spec.attrs->GetInt("keepdims", 1) == 1;
+  const bool keep = spec.params->GetInt("keepdims", 1) == 1;
   std::vector<int64_t> out;
   for (int64_t i = 0; i < r; ++i) {
     if (!reduced[i]) {
@@ -272,7 +272,7 @@ std::optional<ReducePlan> ResolveReduce(const KernelSpec& spec) {
   return p;
 }
 
-class ReduceMeanKernel : public Kernel {
+class ReduceMeanKernel : public ShapedKernel {
  public:
   ReduceMeanKernel(const ReducePlan& p, int threads) : p_(p), threads_(std::max(1, threads)) {
     bufs_.assign(threads_, std::vector<float>(std::max<int64_t>(2 * 256, p_.reduced)));
@@ -331,10 +331,14 @@ class ReduceMeanKernel : public Kernel {
 
 }  // namespace
 
-KernelEntry PoolEntry() {
-  KernelEntry e;
+CpuEntry PoolEntry() {
+  CpuEntry e;
   e.id = "cpu.pool";
-  e.op = "";  // Pool, MaxPool, AveragePool, GlobalAveragePool
+  e.ops = {"Pool", "MaxPool", "AveragePool", "GlobalAveragePool"};
+  e.params = {{"kind", AttrType::kString},     {"layout", AttrType::kString},  {"auto_pad", AttrType::kString},
+              {"ceil_mode", AttrType::kInt},     {"dilations", AttrType::kInts}, {"kernel_shape", AttrType::kInts},
+              {"pads", AttrType::kInts},         {"strides", AttrType::kInts},   {"count_include_pad", AttrType::kInt},
+              {"storage_order", AttrType::kInt}};
   e.description = "2-D max/average pooling, NHWC vectorized over channels, NCHW per plane";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     if (spec.op != "Pool" && spec.op != "MaxPool" && spec.op != "AveragePool" && spec.op != "GlobalAveragePool") {
@@ -345,28 +349,29 @@ KernelEntry PoolEntry() {
     return absl::StrCat("own pool: ", p->max ? "max " : "average ", p->kh, "x", p->kw, " stride ", p->sh, "x", p->sw,
                         p->nhwc ? " NHWC" : " NCHW");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<PoolPlan> p = ResolvePool(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.pool does not run it"));
-    return std::unique_ptr<Kernel>(new PoolKernel(*p, spec.threads));
+    return std::unique_ptr<ShapedKernel>(new PoolKernel(*p, spec.threads));
   };
   return e;
 }
 
-KernelEntry ReduceMeanEntry() {
-  KernelEntry e;
+CpuEntry ReduceMeanEntry() {
+  CpuEntry e;
   e.id = "cpu.reduce_mean";
-  e.op = "ReduceMean";
+  e.ops = {"ReduceMean"};
+  e.params = {{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}};
   e.description = "mean over one contiguous block of axes, fp32 accumulation";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<ReducePlan> p = ResolveReduce(spec);
     if (!p) return std::nullopt;
     return absl::StrCat("own reduce mean: [", p->outer, ", ", p->reduced, ", ", p->inner, "] over the middle");
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<ReducePlan> p = ResolveReduce(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.reduce_mean does not run it"));
-    return std::unique_ptr<Kernel>(new ReduceMeanKernel(*p, spec.threads));
+    return std::unique_ptr<ShapedKernel>(new ReduceMeanKernel(*p, spec.threads));
   };
   return e;
 }
