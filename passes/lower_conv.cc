@@ -14,6 +14,7 @@
 // Preconditions for a rewrite: 2-D conv, constant W, explicit pads (no auto_pad), known Ho, Wo.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/epilogue.h"
 #include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
@@ -68,7 +69,7 @@ bool AllEqual(const std::vector<int64_t>& v, int64_t x) {
 }
 
 std::string EpilogueNote(const TargetDescription& t, const Node* n) {
-  std::string act = n->attrs.GetString("activation", "none");
+  std::string act = n->attrs.GetString(kActivationAttr, ActivationName(Activation::kNone));
   const GemmEpilogue* e = t.Epilogue(act);
   if (!e)
     return absl::StrCat("; activation ", act, " is not a GEMM epilogue of ", t.name,
@@ -125,7 +126,7 @@ absl::StatusOr<Value*> I64Constant(Rewriter& rw, const std::string& name, const 
 Attributes GemmAttrs(const Node* conv) {
   Attributes a;
   a.Set("transB", int64_t{1});
-  for (const char* k : {"activation", "clip_min", "clip_max"}) {
+  for (const char* k : {kActivationAttr, kClipMinAttr, kClipMaxAttr}) {
     if (const AttrValue* v = conv->attrs.Find(k)) a.Set(k, *v);
   }
   return a;

@@ -92,6 +92,46 @@ absl::Status Rewriter::Finish() {
   return absl::OkStatus();
 }
 
+RuleSweep::RuleSweep(Graph& g, const PassContext& ctx) : g_(g), rw_(g), ctx_(ctx) {
+  const std::vector<Node*> nodes = g.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) order_[nodes[i]] = i;
+}
+
+void RuleSweep::Explain(const Node& at, const std::string& why, const std::string& step) const {
+  ctx_.Explain(absl::StrCat(rule_ ? rule_->name : "", step), at, why);
+}
+
+int64_t RuleSweep::Position(const Node* n) const {
+  auto it = order_.find(n);
+  return it == order_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+absl::Status RuleSweep::EraseAll(std::vector<Node*> nodes) {
+  std::set<Node*> now;
+  absl::Status status = rw_.EraseAll(std::move(nodes), &now);
+  for (Node* n : now) {
+    order_.erase(n);  // a node created later may reuse the address
+    erased_.insert(n);
+  }
+  return status;
+}
+
+absl::StatusOr<bool> ApplyRules(Graph& g, const PassContext& ctx, const std::vector<RewriteRule>& rules) {
+  RuleSweep sweep(g, ctx);
+  bool changed = false;
+  for (Node* n : g.nodes()) {
+    for (const RewriteRule& rule : rules) {
+      if (sweep.erased_.count(n)) break;
+      if (std::find(rule.root_ops.begin(), rule.root_ops.end(), n->op) == rule.root_ops.end()) continue;
+      sweep.rule_ = &rule;
+      ASSIGN_OR_RETURN(bool fired, rule.apply(sweep, n));
+      changed |= fired;
+    }
+  }
+  if (changed) RETURN_IF_ERROR(sweep.rw_.Finish());
+  return changed;
+}
+
 std::vector<std::string> MergeOrigins(const std::vector<const Node*>& nodes) {
   std::vector<std::string> out;
   for (const Node* n : nodes) {

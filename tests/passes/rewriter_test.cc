@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "graph/op_def.h"
 #include "graph/printer.h"
 #include "graph/shape_inference.h"
@@ -74,6 +75,57 @@ TEST(RewriterTest, TopologicalSortPlacesNewNodesBeforeUsers) {
   ASSERT_TRUE(rw.Finish().ok());
   ASSERT_TRUE(VerifyGraph(*g).ok()) << PrintGraph(*g);
   EXPECT_EQ(g->nodes().front()->op, "Neg");
+}
+
+// What the rules below saw: "<rule> <node> <position>".
+std::vector<std::string> g_offered;
+
+absl::StatusOr<bool> RecordRule(RuleSweep& sweep, Node* root) {
+  g_offered.push_back(absl::StrCat("Record ", root->name, " ", sweep.Position(root)));
+  sweep.Explain(*root, "recorded", "Step");
+  return false;
+}
+
+// Relu(x) -> Sigmoid  ->  Tanh(x): erases both, so the Sigmoid is offered to no rule afterwards.
+absl::StatusOr<bool> FoldChainRule(RuleSweep& sweep, Node* relu) {
+  g_offered.push_back(absl::StrCat("FoldChain ", relu->name, " ", sweep.Position(relu)));
+  Node* sig = SingleUser(sweep.graph(), relu->output(0));
+  if (!sig) return false;
+  auto tanh = sweep.rewriter().Create("Tanh", "tanh", {relu->input(0)}, {}, MergeOrigins({relu, sig}));
+  if (!tanh.ok()) return tanh.status();
+  EXPECT_EQ(sweep.Position(*tanh), -1);  // created during the sweep
+  sweep.rewriter().ReplaceAllUses(sig->output(0), (*tanh)->output(0));
+  if (absl::Status s = sweep.EraseAll({relu, sig}); !s.ok()) return s;
+  return true;
+}
+
+TEST(RewriteRuleTest, NodesGoOnlyToRulesOfTheirRootOpAndErasedOnesToNone) {
+  PassOptions options;
+  options.explain = true;
+  const std::vector<RewriteRule> record = {{"Record", {"Sigmoid", "Tanh"}, RecordRule}};
+  {
+    auto g = Chain();
+    PassContext ctx(options);
+    g_offered.clear();
+    auto changed = ApplyRules(*g, ctx, record);
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_FALSE(*changed);
+    EXPECT_EQ(g_offered, std::vector<std::string>{"Record sigmoid 1"});
+    EXPECT_EQ(ctx.explanations(), std::vector<std::string>{"RecordStep at sigmoid: recorded"});
+  }
+  {
+    auto g = Chain();
+    PassContext ctx(options);
+    g_offered.clear();
+    const std::vector<RewriteRule> rules = {{"FoldChain", {"Relu"}, FoldChainRule}, record[0]};
+    auto changed = ApplyRules(*g, ctx, rules);
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_TRUE(*changed);
+    EXPECT_EQ(g_offered, std::vector<std::string>{"FoldChain relu 0"});  // the Sigmoid was erased, the Tanh is new
+    ASSERT_TRUE(VerifyGraph(*g).ok()) << PrintGraph(*g);
+    ASSERT_EQ(g->num_nodes(), 1u);
+    EXPECT_EQ(g->nodes()[0]->op, "Tanh");
+  }
 }
 
 TEST(PassManagerTest, UnknownPassAndLevels) {
