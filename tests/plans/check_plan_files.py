@@ -1,9 +1,10 @@
 """Plan files through the CLI (DESIGN.md "File format"):
   - two `gcomp compile` runs (two processes) give byte-identical plans, for fp32 and bf16;
   - `inspect PLAN`, `run PLAN` and `bench PLAN --json` work on the file (bench's kernels counted);
+  - RUNTIME_ONLY, a program linked with the runtime library alone, gives `run PLAN`'s outputs;
   - a truncated, corrupt (a flipped byte in the program and in the weights), newer-format, bad-magic
     or other-target plan is refused with exit 2 and a message naming the problem, never a crash.
-Usage: check_plan_files.py GCOMP MODEL_DIR"""
+Usage: check_plan_files.py GCOMP MODEL_DIR RUNTIME_ONLY"""
 import json
 import os
 import struct
@@ -32,7 +33,7 @@ def run(cmd):
 
 
 def main():
-    gcomp, case_dir = sys.argv[1], sys.argv[2]
+    gcomp, case_dir, runtime_only = sys.argv[1], sys.argv[2], sys.argv[3]
     model = os.path.join(case_dir, "model.onnx")
     failures = []
 
@@ -61,6 +62,18 @@ def main():
         rc, out = run([gcomp, "run", plan, "--input", f"input={case_dir}/test_data_set_0/input_0.pb",
                        "--output-dir", os.path.join(tmp, "out")])
         expect(rc == 0 and os.path.exists(os.path.join(tmp, "out", "output_0.pb")), f"run PLAN: {out[-200:]}")
+        import numpy as np
+        import onnx
+        from onnx import numpy_helper
+        x = numpy_helper.to_array(onnx.load_tensor(f"{case_dir}/test_data_set_0/input_0.pb")).astype(np.float32)
+        x.tofile(os.path.join(tmp, "x.bin"))
+        rc, out = run([runtime_only, plan, os.path.join(tmp, "x.bin"), os.path.join(tmp, "y.bin")])
+        ok = rc == 0 and os.path.exists(os.path.join(tmp, "out", "output_0.pb"))
+        if ok:
+            want = numpy_helper.to_array(onnx.load_tensor(os.path.join(tmp, "out", "output_0.pb"))).astype(np.float32)
+            got = np.fromfile(os.path.join(tmp, "y.bin"), dtype=np.float32).reshape(want.shape)
+            ok = np.allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+        expect(ok, f"a program linked with the runtime library alone gives run PLAN's outputs: {out[-200:]}")
         rc, out = run([gcomp, "bench", plan, "--batch", "2", "--iterations", "2", "--warmup", "1", "--json"])
         bench = json.loads(out.splitlines()[-1]) if rc == 0 else {}
         expect(bench.get("batch") == 2 and sum(bench.get("kernels", {}).values()) == 2 * len(doc.get("steps", [])),
