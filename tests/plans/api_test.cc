@@ -209,6 +209,96 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
         }
       },
       "do not match its dims");
+  // A parameter blob of another version than its kernel's, and an in-place pair its kernel does not
+  // allow.
+  refused([&](Plan& p) { find(p, "FusedConv").params_version += 1; }, "has parameter version");
+  refused([&](Plan& p) { find(p, "Transpose").in_place = {0}; }, "does not allow");
+}
+
+// Without the op table, each kernel checks its own operands: a step whose output claims other dims
+// (one more element along any axis, the memory grown to hold them) is refused by its kernel, and a
+// step whose parameters are changed is refused or runs correctly sized; no kernel reads or writes
+// outside its buffers (the sanitizer build runs this too). On the ResNet plan and on a ViT plan
+// (attention, LayerNorm, Gather, Expand, Shape, Concat).
+void CheckEveryStep(const gcomp::plan::Plan& plan, int64_t min_refusals) {
+  using gcomp::plan::Plan;
+  auto outcome = [&](const Plan& p) {
+    const std::string path = ::testing::TempDir() + "/perturbed.gplan";
+    EXPECT_TRUE(gcomp::plan::WritePlanFile(p, path).ok());
+    auto loaded = gcomp::Plan::Load(path);
+    if (!loaded.ok()) return loaded.status();
+    auto s = gcomp::Session::Create(*loaded);
+    if (!s.ok()) return s.status();
+    std::vector<gcomp::HostTensor> inputs;
+    for (const gcomp::TensorInfo& info : (*loaded)->inputs()) {
+      std::vector<int64_t> shape = info.shape;
+      for (size_t d = 0; d < shape.size(); ++d) shape[d] *= info.batch_dims[d] ? 2 : 1;
+      int64_t n = 1;
+      for (int64_t d : shape) n *= d;
+      std::vector<float> v(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) v[i] = std::sin(0.37f * static_cast<float>(i));
+      inputs.push_back(gcomp::HostTensor::Float32(info.name, shape, v));
+    }
+    auto r = (*s)->Run(inputs);
+    return r.status();
+  };
+  int refused_dims = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const int32_t out = plan.steps[i].outputs[0];
+    for (size_t axis = 0; axis < plan.buffers[out].dims.size(); ++axis) {
+      Plan p = plan;
+      gcomp::plan::Buffer& b = p.buffers[out];
+      if (b.kind == gcomp::plan::BufferKind::kOutput) continue;  // the caller's tensor: dims fixed by the plan's outputs
+      b.dims[axis].fixed += 1;
+      // Room for the larger output wherever it lives, so that only the kernel can object.
+      for (auto& buf : p.buffers) {
+        if (buf.kind == gcomp::plan::BufferKind::kBatchArena || buf.kind == gcomp::plan::BufferKind::kFixedArena) {
+          buf.bytes = buf.bytes * 2 + 64;
+          buf.offset *= 2;
+        }
+      }
+      p.batch_arena_bytes = p.batch_arena_bytes * 2 + 64;
+      p.fixed_arena_bytes = p.fixed_arena_bytes * 2 + 64;
+      gcomp::Status st = outcome(p);
+      ASSERT_FALSE(st.ok()) << "step " << plan.steps[i].name << " output axis " << axis;
+      EXPECT_EQ(st.code(), gcomp::StatusCode::kInvalidArgument) << st.message();
+      EXPECT_NE(st.message().find("does not run this step"), std::string::npos) << st.message();
+      ++refused_dims;
+    }
+  }
+  EXPECT_GE(refused_dims, min_refusals);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    for (const auto& [name, value] : plan.steps[i].params.all()) {
+      Plan p = plan;
+      gcomp::Attributes& a = p.steps[i].params;
+      if (const auto* v = std::get_if<int64_t>(&value)) a.Set(name, *v + 7);
+      if (const auto* v = std::get_if<std::vector<int64_t>>(&value)) {
+        std::vector<int64_t> w = *v;
+        if (!w.empty()) w.back() += 3;
+        a.Set(name, w);
+      }
+      if (const auto* v = std::get_if<std::string>(&value)) a.Set(name, *v + "x");
+      if (const auto* v = std::get_if<float>(&value)) a.Set(name, -*v);
+      gcomp::Status st = outcome(p);
+      if (!st.ok()) EXPECT_EQ(st.code(), gcomp::StatusCode::kInvalidArgument) << st.message();
+    }
+  }
+}
+
+TEST_F(ApiTest, EveryStepChecksItsOperandsAndParameters) { CheckEveryStep(*plan_, 90); }
+
+TEST(ApiVitTest, EveryStepChecksItsOperandsAndParameters) {
+  auto g = gcomp::frontend::ImportOnnxFile(GCOMP_TEST_VIT_MODEL);
+  ASSERT_TRUE(g.ok()) << g.status();
+  gcomp::passes::PassOptions po;
+  po.target = "cpu";
+  ASSERT_TRUE(gcomp::passes::RunPipeline(**g, "O3", gcomp::passes::PassContext(po)).ok());
+  gcomp::codegen::CodegenOptions co;
+  co.target = "cpu";
+  co.max_batch = 4;
+  auto plan = gcomp::codegen::GeneratePlan(**g, co);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  CheckEveryStep(**plan, 100);
 }
 
 }  // namespace
