@@ -31,6 +31,17 @@ uint8_t* AlignedAlloc(int64_t bytes) {
   return static_cast<uint8_t*>(std::aligned_alloc(64, n));
 }
 
+// Grows `block` to at least `need` bytes; the old block stays when the allocation fails.
+absl::Status Grow(uint8_t*& block, int64_t& capacity, int64_t need, const char* what) {
+  if (need <= capacity) return absl::OkStatus();
+  uint8_t* grown = AlignedAlloc(need);
+  if (!grown) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", need, " ", what, " bytes"));
+  std::free(block);
+  block = grown;
+  capacity = need;
+  return absl::OkStatus();
+}
+
 std::string DimsString(const std::vector<int64_t>& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
 
 class CpuExecutor : public runtime::Executor {
@@ -252,14 +263,7 @@ absl::Status CpuExecutor::CheckCapacities(int64_t batch) const {
 
 absl::Status CpuExecutor::Reshape(int64_t batch) {
   if (batch == batch_) return absl::OkStatus();
-  const int64_t need = plan_->batch_arena_bytes * batch;
-  if (need > batch_arena_capacity_) {
-    uint8_t* grown = AlignedAlloc(need);
-    if (!grown) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", need, " arena bytes"));
-    std::free(batch_arena_);
-    batch_arena_ = grown;
-    batch_arena_capacity_ = need;
-  }
+  RETURN_IF_ERROR(Grow(batch_arena_, batch_arena_capacity_, plan_->batch_arena_bytes * batch, "arena"));
   if (!workspace_at_.count(batch)) RETURN_IF_ERROR(CheckCapacities(batch));
   int64_t workspace = 0;
   for (size_t i = 0; i < plan_->steps.size(); ++i) {
@@ -271,13 +275,7 @@ absl::Status CpuExecutor::Reshape(int64_t batch) {
     }
     workspace = std::max(workspace, *ws);
   }
-  if (workspace > workspace_capacity_) {
-    uint8_t* grown = AlignedAlloc(workspace);
-    if (!grown) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", workspace, " workspace bytes"));
-    std::free(workspace_);
-    workspace_ = grown;
-    workspace_capacity_ = workspace;
-  }
+  RETURN_IF_ERROR(Grow(workspace_, workspace_capacity_, workspace, "workspace"));
   workspace_at_[batch] = workspace;
   batch_ = batch;
   return absl::OkStatus();

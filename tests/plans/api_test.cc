@@ -16,26 +16,34 @@
 
 namespace {
 
+// The model at `path` optimized at O3 for the cpu and compiled into a plan for batch 1..4.
+std::unique_ptr<gcomp::plan::Plan> CompileForCpu(const std::string& path) {
+  auto g = gcomp::frontend::ImportOnnxFile(path);
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return nullptr;
+  gcomp::passes::PassOptions po;
+  po.target = "cpu";
+  EXPECT_TRUE(gcomp::passes::RunPipeline(**g, "O3", gcomp::passes::PassContext(po)).ok());
+  gcomp::codegen::CodegenOptions co;
+  co.target = "cpu";
+  co.max_batch = 4;
+  co.model = "model.onnx";
+  auto plan = gcomp::codegen::GeneratePlan(**g, co);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? std::move(*plan) : nullptr;
+}
+
 class ApiTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     auto g = gcomp::frontend::ImportOnnxFile(GCOMP_TEST_MODEL);
     ASSERT_TRUE(g.ok()) << g.status();
     reference_ = std::move(*g);
-    auto opt = gcomp::frontend::ImportOnnxFile(GCOMP_TEST_MODEL);
-    ASSERT_TRUE(opt.ok()) << opt.status();
-    gcomp::passes::PassOptions po;
-    po.target = "cpu";
-    ASSERT_TRUE(gcomp::passes::RunPipeline(**opt, "O3", gcomp::passes::PassContext(po)).ok());
-    gcomp::codegen::CodegenOptions co;
-    co.target = "cpu";
-    co.max_batch = 4;
-    co.model = "model.onnx";
-    auto plan = gcomp::codegen::GeneratePlan(**opt, co);
-    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::unique_ptr<gcomp::plan::Plan> plan = CompileForCpu(GCOMP_TEST_MODEL);
+    ASSERT_TRUE(plan);
     path_ = ::testing::TempDir() + "/api_test.gplan";
-    ASSERT_TRUE(gcomp::plan::WritePlanFile(**plan, path_).ok());
-    plan_ = std::move(*plan);
+    ASSERT_TRUE(gcomp::plan::WritePlanFile(*plan, path_).ok());
+    plan_ = std::move(plan);
   }
 
   static std::vector<float> Image(int64_t batch, unsigned seed) {
@@ -288,17 +296,9 @@ void CheckEveryStep(const gcomp::plan::Plan& plan, int64_t min_refusals) {
 TEST_F(ApiTest, EveryStepChecksItsOperandsAndParameters) { CheckEveryStep(*plan_, 90); }
 
 TEST(ApiVitTest, EveryStepChecksItsOperandsAndParameters) {
-  auto g = gcomp::frontend::ImportOnnxFile(GCOMP_TEST_VIT_MODEL);
-  ASSERT_TRUE(g.ok()) << g.status();
-  gcomp::passes::PassOptions po;
-  po.target = "cpu";
-  ASSERT_TRUE(gcomp::passes::RunPipeline(**g, "O3", gcomp::passes::PassContext(po)).ok());
-  gcomp::codegen::CodegenOptions co;
-  co.target = "cpu";
-  co.max_batch = 4;
-  auto plan = gcomp::codegen::GeneratePlan(**g, co);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  CheckEveryStep(**plan, 100);
+  std::unique_ptr<gcomp::plan::Plan> plan = CompileForCpu(GCOMP_TEST_VIT_MODEL);
+  ASSERT_TRUE(plan);
+  CheckEveryStep(*plan, 100);
 }
 
 }  // namespace
