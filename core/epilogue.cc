@@ -10,11 +10,16 @@ namespace gcomp {
 
 const char* ActivationName(Activation a) {
   switch (a) {
-    case Activation::kNone: return "none";
-    case Activation::kRelu: return "relu";
-    case Activation::kClip: return "clip";
-    case Activation::kGelu: return "gelu";
-    case Activation::kGeluTanh: return "gelu_tanh";
+    case Activation::kNone:
+      return "none";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kClip:
+      return "clip";
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
   }
   return "none";
 }
@@ -40,14 +45,18 @@ std::string ActivationNameList() {
 
 float ApplyActivation(Activation a, float x, float clip_min, float clip_max) {
   switch (a) {
-    case Activation::kRelu: return x > 0.0f ? x : (x < 0.0f ? 0.0f : x);
-    case Activation::kClip: return std::isnan(x) ? x : std::min(std::max(x, clip_min), clip_max);
-    case Activation::kGelu: return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
+    case Activation::kRelu:
+      return x > 0.0f ? x : (x < 0.0f ? 0.0f : x);
+    case Activation::kClip:
+      return std::isnan(x) ? x : std::min(std::max(x, clip_min), clip_max);
+    case Activation::kGelu:
+      return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
     case Activation::kGeluTanh: {
       const float c = std::sqrt(2.0f / static_cast<float>(M_PI));
       return 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
     }
-    case Activation::kNone: break;
+    case Activation::kNone:
+      break;
   }
   return x;
 }
@@ -62,8 +71,7 @@ absl::StatusOr<Epilogue> EpilogueFromAttributes(const Attributes& attrs) {
     }
     std::optional<Activation> a = ParseActivation(*name);
     if (!a) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("activation '", *name, "' is not one of ", ActivationNameList()));
+      return absl::InvalidArgumentError(absl::StrCat("activation '", *name, "' is not one of ", ActivationNameList()));
     }
     e.act = *a;
   }

@@ -30,8 +30,9 @@ std::vector<std::string> BackendNames() {
 
 absl::StatusOr<const Backend*> BackendFor(std::string_view target) {
   if (const Backend* b = FindBackend(target)) return b;
-  return absl::UnimplementedError(absl::StrCat("target '", std::string(target), "' has no backend in this build (backends: ",
-                                               absl::StrJoin(BackendNames(), ", "), ")"));
+  return absl::UnimplementedError(
+      absl::StrCat("target '", std::string(target),
+                   "' has no backend in this build (backends: ", absl::StrJoin(BackendNames(), ", "), ")"));
 }
 
 }  // namespace gcomp::runtime

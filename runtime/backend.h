@@ -24,7 +24,7 @@
 namespace gcomp::runtime {
 
 struct MemorySpace {
-  std::string name;       // "host", "device"
+  std::string name;        // "host", "device"
   int64_t alignment = 64;  // bytes
 };
 
@@ -63,7 +63,7 @@ class Backend {
   // [0] holds the activations.
   virtual std::vector<MemorySpace> memory_spaces() const = 0;
   virtual absl::StatusOr<std::unique_ptr<Executor>> CreateExecutor(std::shared_ptr<const plan::Plan> plan,
-                                                                    const ExecutorOptions& options) const = 0;
+                                                                   const ExecutorOptions& options) const = 0;
 };
 
 // The backend serving `target` (a canonical target name), or nullptr.

@@ -28,8 +28,9 @@ absl::StatusOr<Selection> SelectKernel(const KernelTable& table, const KernelSpe
       return Selection{&e, *why, std::move(params), e.params_version};
     }
   }
-  return absl::NotFoundError(absl::StrCat("node '", spec.name, "' (", spec.op, "): no kernel of the table runs it",
-                                          declined.empty() ? "" : absl::StrCat(" (", absl::StrJoin(declined, "; "), ")")));
+  return absl::NotFoundError(
+      absl::StrCat("node '", spec.name, "' (", spec.op, "): no kernel of the table runs it",
+                   declined.empty() ? "" : absl::StrCat(" (", absl::StrJoin(declined, "; "), ")")));
 }
 
 bool RunsOp(const KernelEntry& entry, const std::string& op) {

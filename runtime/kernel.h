@@ -72,8 +72,8 @@ class Kernel {
   virtual absl::StatusOr<int64_t> Reshape(const KernelSpec& spec) = 0;
   // One execution at the last Reshape's dims. inputs[i] / outputs[k] point at the step's buffers
   // (nullptr for an omitted optional input; constants point into the plan's weights).
-  virtual absl::Status Run(const RunContext& ctx, std::span<const void* const> inputs,
-                           std::span<void* const> outputs, std::span<uint8_t> workspace) = 0;
+  virtual absl::Status Run(const RunContext& ctx, std::span<const void* const> inputs, std::span<void* const> outputs,
+                           std::span<uint8_t> workspace) = 0;
 };
 
 // A constant input packed at compile time into the layout (and precision) the kernel wants.
@@ -89,9 +89,9 @@ struct InPlace {
 };
 
 struct KernelEntry {
-  std::string id;           // stable kernel id, e.g. "cpu.onednn.conv"; bench --json counts by it
+  std::string id;                // stable kernel id, e.g. "cpu.onednn.conv"; bench --json counts by it
   std::vector<std::string> ops;  // the ops it runs (`accepts` may still decline a step of one)
-  std::string description;  // one line for `inspect PLAN`
+  std::string description;       // one line for `inspect PLAN`
   // The parameters this entry reads from the blob, and the blob's version: a step whose blob has
   // another version, an undeclared parameter or one of another type is refused before create.
   std::vector<AttrSpec> params;

@@ -88,8 +88,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, c
     if (args.Has("--target")) {
       ASSIGN_OR_RETURN(std::string want, CanonicalTarget(args, ""));
       if (e->plan_->target != want) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": the plan was compiled for target '",
-                                                       e->plan_->target, "', --target is '", want, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(path, ": the plan was compiled for target '", e->plan_->target,
+                                                       "', --target is '", want, "'"));
       }
     }
     e->target_ = e->plan_->target;

@@ -6,9 +6,8 @@
 // blob against its entry's declaration (version, names, types) and its in-place pairs against
 // those the entry allows; at every new batch size, every buffer's bytes against the memory it
 // resolves to and each kernel's own constraints against the operand dims (Reshape).
-#include <omp.h>
-
 #include <cblas.h>
+#include <omp.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -67,7 +66,8 @@ class CpuExecutor : public runtime::Executor {
   runtime::KernelSpec SpecAt(const plan::Step& s, int64_t batch) const;
   int Root(int id) const;
   absl::Status StepError(const plan::Step& s, const absl::Status& st) const {
-    return absl::Status(st.code(), absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
+    return absl::Status(st.code(),
+                        absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
   }
 
   std::shared_ptr<const plan::Plan> plan_;
@@ -184,8 +184,8 @@ absl::StatusOr<int64_t> CpuExecutor::BatchOf(const std::map<std::string, Tensor>
     if (it == inputs.end()) return absl::InvalidArgumentError(absl::StrCat("missing input '", b.name, "'"));
     const Tensor& t = it->second;
     if (t.dtype() != b.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", b.name, "' is ", DTypeName(t.dtype()), ", expected ",
-                                                     DTypeName(b.dtype)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", b.name, "' is ", DTypeName(t.dtype()), ", expected ", DTypeName(b.dtype)));
     }
     auto mismatch = [&]() {
       std::vector<std::string> want;
@@ -235,15 +235,23 @@ absl::Status CpuExecutor::CheckCapacities(int64_t batch) const {
     const Buffer& root = plan_->buffers[Root(static_cast<int>(&b - plan_->buffers.data()))];
     int64_t capacity = 0;
     switch (root.kind) {
-      case BufferKind::kBatchArena: capacity = root.bytes * batch; break;
-      case BufferKind::kFixedArena: capacity = root.bytes; break;
+      case BufferKind::kBatchArena:
+        capacity = root.bytes * batch;
+        break;
+      case BufferKind::kFixedArena:
+        capacity = root.bytes;
+        break;
       case BufferKind::kConstant:
         capacity = root.bytes;
-        if (root.format.empty() && root.bytes != bytes_of(root)) return invalid(root, "has bytes that do not match its dims");
+        if (root.format.empty() && root.bytes != bytes_of(root))
+          return invalid(root, "has bytes that do not match its dims");
         break;
       case BufferKind::kInput:
-      case BufferKind::kOutput: capacity = bytes_of(root); break;
-      case BufferKind::kAlias: break;
+      case BufferKind::kOutput:
+        capacity = bytes_of(root);
+        break;
+      case BufferKind::kAlias:
+        break;
     }
     if (root.format.empty() && bytes_of(b) > capacity) {
       return invalid(b, absl::StrCat("needs ", bytes_of(b), " bytes at batch ", batch, ", its memory has ", capacity));
@@ -296,12 +304,23 @@ absl::StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::map<std::string,
   for (size_t id = 0; id < plan_->buffers.size(); ++id) {
     const Buffer& b = plan_->buffers[id];
     switch (b.kind) {
-      case BufferKind::kBatchArena: addr[id] = batch_arena_ + b.offset * batch; break;
-      case BufferKind::kFixedArena: addr[id] = fixed_arena_ + b.offset; break;
-      case BufferKind::kConstant: addr[id] = const_cast<uint8_t*>(plan_->weights + b.offset); break;
-      case BufferKind::kInput: addr[id] = const_cast<uint8_t*>(inputs.at(b.name).data()); break;
-      case BufferKind::kOutput: addr[id] = outputs[b.io_index].mutable_data(); break;
-      case BufferKind::kAlias: break;
+      case BufferKind::kBatchArena:
+        addr[id] = batch_arena_ + b.offset * batch;
+        break;
+      case BufferKind::kFixedArena:
+        addr[id] = fixed_arena_ + b.offset;
+        break;
+      case BufferKind::kConstant:
+        addr[id] = const_cast<uint8_t*>(plan_->weights + b.offset);
+        break;
+      case BufferKind::kInput:
+        addr[id] = const_cast<uint8_t*>(inputs.at(b.name).data());
+        break;
+      case BufferKind::kOutput:
+        addr[id] = outputs[b.io_index].mutable_data();
+        break;
+      case BufferKind::kAlias:
+        break;
     }
   }
   for (size_t id = 0; id < plan_->buffers.size(); ++id) {

@@ -40,9 +40,9 @@ class ShapedKernel {
 };
 
 struct CpuEntry {
-  std::string id;           // stable kernel id, e.g. "cpu.onednn.conv"
+  std::string id;                // stable kernel id, e.g. "cpu.onednn.conv"
   std::vector<std::string> ops;  // the ops it runs
-  std::string description;  // one line for `inspect PLAN`
+  std::string description;       // one line for `inspect PLAN`
   std::vector<AttrSpec> params;  // the parameters it reads (runtime::KernelEntry::params)
   uint32_t params_version = 1;
   std::vector<InPlace> in_place;  // outputs it may write over an input

@@ -62,7 +62,8 @@ std::optional<GatherPlan> ResolveGather(const KernelSpec& spec) {
   p.outer = Product(x.dims, 0, static_cast<size_t>(axis));
   p.axis_dim = x.dims[axis];
   p.count = NumElements(idx.dims);
-  p.inner_bytes = Product(x.dims, static_cast<size_t>(axis) + 1, x.dims.size()) * static_cast<int64_t>(DTypeSize(x.dtype));
+  p.inner_bytes =
+      Product(x.dims, static_cast<size_t>(axis) + 1, x.dims.size()) * static_cast<int64_t>(DTypeSize(x.dtype));
   p.indices = idx;
   return p;
 }
@@ -74,8 +75,7 @@ class GatherKernel : public ShapedKernel {
     std::vector<int64_t> idx = ReadInts(p_.indices, inputs[1]);
     for (int64_t& i : idx) {
       if (i < -p_.axis_dim || i >= p_.axis_dim) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("index ", i, " is out of range for an axis of ", p_.axis_dim));
+        return absl::InvalidArgumentError(absl::StrCat("index ", i, " is out of range for an axis of ", p_.axis_dim));
       }
       if (i < 0) i += p_.axis_dim;
     }
@@ -152,9 +152,8 @@ class ExpandKernel : public ShapedKernel {
     if (!p_.shape.is_constant()) {
       std::optional<std::vector<int64_t>> d = ExpandDims(x_dims_, ReadInts(p_.shape, inputs[1]));
       if (!d || *d != p_.out_dims) {
-        return absl::InvalidArgumentError(absl::StrCat("the shape computed at run time expands ", Dims(x_dims_),
-                                                       " to ", d ? Dims(*d) : "nothing", ", the plan has ",
-                                                       Dims(p_.out_dims)));
+        return absl::InvalidArgumentError(absl::StrCat("the shape computed at run time expands ", Dims(x_dims_), " to ",
+                                                       d ? Dims(*d) : "nothing", ", the plan has ", Dims(p_.out_dims)));
       }
     }
     const auto* src = static_cast<const uint8_t*>(inputs[0]);
@@ -244,7 +243,6 @@ class CopyKernel : public ShapedKernel {
  private:
   int64_t bytes_;
 };
-
 
 absl::Status Declined(const KernelSpec& spec, const char* id) {
   return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': ", id, " does not run it"));
