@@ -9,7 +9,7 @@
 #include "codegen/memory_planner.h"
 #include "plan/plan_file.h"
 #include "core/status_macros.h"
-#include "runtime/backend.h"
+#include "runtime/backend_kernels.h"
 
 namespace gcomp::codegen {
 namespace {
@@ -33,7 +33,7 @@ class Generator {
   Generator(const Graph& g, const CodegenOptions& o) : g_(g), o_(o), plan_(std::make_unique<Plan>()) {}
 
   absl::StatusOr<std::unique_ptr<Plan>> Run() {
-    ASSIGN_OR_RETURN(backend_, runtime::BackendFor(o_.target));
+    ASSIGN_OR_RETURN(backend_, runtime::BackendKernelsFor(o_.target));
     RETURN_IF_ERROR(FindBatchSymbol());
     plan_->target = backend_->name();
     const runtime::Fingerprint fp = backend_->fingerprint();
@@ -429,7 +429,7 @@ class Generator {
   std::string batch_symbol_;
   std::map<const Value*, int> ids_;
   std::map<std::pair<const Value*, std::string>, int> constants_;
-  const runtime::Backend* backend_ = nullptr;
+  const runtime::BackendKernels* backend_ = nullptr;
   std::vector<const runtime::KernelEntry*> entries_;  // per step
   std::vector<std::string> unsupported_;              // steps no kernel runs
 };

@@ -24,12 +24,18 @@ std::string TypeText(const Buffer& b) {
 
 const char* KindName(BufferKind k) {
   switch (k) {
-    case BufferKind::kBatchArena: return "batch_arena";
-    case BufferKind::kFixedArena: return "fixed_arena";
-    case BufferKind::kConstant: return "weights";
-    case BufferKind::kInput: return "input";
-    case BufferKind::kOutput: return "output";
-    case BufferKind::kAlias: return "alias";
+    case BufferKind::kBatchArena:
+      return "batch_arena";
+    case BufferKind::kFixedArena:
+      return "fixed_arena";
+    case BufferKind::kConstant:
+      return "weights";
+    case BufferKind::kInput:
+      return "input";
+    case BufferKind::kOutput:
+      return "output";
+    case BufferKind::kAlias:
+      return "alias";
   }
   return "?";
 }
@@ -44,9 +50,12 @@ std::string Where(const Plan& p, int id) {
     case BufferKind::kConstant:
       return absl::StrFormat("weights +%d (%d bytes%s)", b.offset, b.bytes,
                              b.format.empty() ? ", plain" : absl::StrCat(", packed ", b.format.substr(0, 24)));
-    case BufferKind::kInput: return absl::StrCat("caller input ", b.io_index);
-    case BufferKind::kOutput: return absl::StrCat("caller output ", b.io_index);
-    case BufferKind::kAlias: return absl::StrCat("alias of '", p.buffers[b.alias_of].name, "'");
+    case BufferKind::kInput:
+      return absl::StrCat("caller input ", b.io_index);
+    case BufferKind::kOutput:
+      return absl::StrCat("caller output ", b.io_index);
+    case BufferKind::kAlias:
+      return absl::StrCat("alias of '", p.buffers[b.alias_of].name, "'");
   }
   return "?";
 }
@@ -77,22 +86,29 @@ std::string PlanToText(const Plan& p) {
                   p.gcomp_version, "\n  libraries: ", p.library_versions, "\n");
   int constants = 0;
   for (const Buffer& b : p.buffers) constants += b.kind == BufferKind::kConstant;
-  absl::StrAppend(&out,
-                  absl::StrFormat("memory:\n  batch arena %d bytes per batch item; peak-live lower bound %d; "
-                                  "ratio %.3f\n  fixed arena %d bytes; peak-live lower bound %d; ratio %.3f\n"
-                                  "  weights %d bytes in %d constants\n",
-                                  p.batch_arena_bytes, p.batch_peak_live_bytes,
-                                  Ratio(p.batch_arena_bytes, p.batch_peak_live_bytes), p.fixed_arena_bytes,
-                                  p.fixed_peak_live_bytes, Ratio(p.fixed_arena_bytes, p.fixed_peak_live_bytes),
-                                  p.weights_bytes, constants));
-  for (int32_t id : p.inputs) absl::StrAppend(&out, "input  %", p.buffers[id].name, ": ", TypeText(p.buffers[id]), "\n");
-  for (int32_t id : p.outputs) absl::StrAppend(&out, "output %", p.buffers[id].name, ": ", TypeText(p.buffers[id]), "\n");
+  absl::StrAppend(&out, absl::StrFormat("memory:\n  batch arena %d bytes per batch item; peak-live lower bound %d; "
+                                        "ratio %.3f\n  fixed arena %d bytes; peak-live lower bound %d; ratio %.3f\n"
+                                        "  weights %d bytes in %d constants\n",
+                                        p.batch_arena_bytes, p.batch_peak_live_bytes,
+                                        Ratio(p.batch_arena_bytes, p.batch_peak_live_bytes), p.fixed_arena_bytes,
+                                        p.fixed_peak_live_bytes, Ratio(p.fixed_arena_bytes, p.fixed_peak_live_bytes),
+                                        p.weights_bytes, constants));
+  for (int32_t id : p.inputs)
+    absl::StrAppend(&out, "input  %", p.buffers[id].name, ": ", TypeText(p.buffers[id]), "\n");
+  for (int32_t id : p.outputs)
+    absl::StrAppend(&out, "output %", p.buffers[id].name, ": ", TypeText(p.buffers[id]), "\n");
   std::map<std::string, int> kernels;
   absl::StrAppend(&out, "steps (", p.steps.size(), "):\n");
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const Step& st = p.steps[s];
     ++kernels[st.kernel];
     absl::StrAppend(&out, "  #", s, " ", st.name, " (", st.op, ") -> kernel ", st.kernel, ": ", st.reason, "\n");
+    if (!st.params.all().empty()) {
+      std::vector<std::string> params;
+      for (const auto& [name, value] : st.params.all())
+        params.push_back(absl::StrCat(name, "=", AttrValueToString(value)));
+      absl::StrAppend(&out, "      params v", st.params_version, ": ", absl::StrJoin(params, " "), "\n");
+    }
     for (size_t i = 0; i < st.inputs.size(); ++i) {
       if (st.inputs[i] < 0) continue;
       const Buffer& b = p.buffers[st.inputs[i]];
@@ -112,25 +128,37 @@ std::string PlanToText(const Plan& p) {
   return out;
 }
 
+namespace {
+
+// The parameter blob as JSON members; values as the IR printer spells them.
+std::string ParamsJson(const Attributes& params) {
+  std::vector<std::string> members;
+  for (const auto& [name, value] : params.all())
+    members.push_back(absl::StrCat(Json(name), ": ", Json(AttrValueToString(value))));
+  return absl::StrJoin(members, ", ");
+}
+
+}  // namespace
+
 std::string PlanToJson(const Plan& p) {
   std::string out = "{\n  \"schema_version\": 1,\n";
   absl::StrAppend(&out, "  \"kind\": \"plan\",\n  \"model\": ", Json(p.model), ",\n  \"target\": ", Json(p.target),
-                  ",\n  \"isa\": ", Json(p.isa), ",\n  \"precision\": ", Json(p.precision), ",\n  \"level\": ",
-                  Json(p.level), ",\n  \"max_batch\": ", p.max_batch, ",\n  \"format_version\": ", p.format_version,
-                  ",\n");
-  absl::StrAppend(&out,
-                  absl::StrFormat("  \"memory\": {\"batch_arena_bytes\": %d, \"batch_peak_live_bytes\": %d, "
-                                  "\"batch_ratio\": %.4f, \"fixed_arena_bytes\": %d, \"fixed_peak_live_bytes\": %d, "
-                                  "\"weights_bytes\": %d},\n",
-                                  p.batch_arena_bytes, p.batch_peak_live_bytes,
-                                  Ratio(p.batch_arena_bytes, p.batch_peak_live_bytes), p.fixed_arena_bytes,
-                                  p.fixed_peak_live_bytes, p.weights_bytes));
+                  ",\n  \"isa\": ", Json(p.isa), ",\n  \"precision\": ", Json(p.precision),
+                  ",\n  \"level\": ", Json(p.level), ",\n  \"max_batch\": ", p.max_batch,
+                  ",\n  \"format_version\": ", p.format_version, ",\n");
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("  \"memory\": {\"batch_arena_bytes\": %d, \"batch_peak_live_bytes\": %d, "
+                      "\"batch_ratio\": %.4f, \"fixed_arena_bytes\": %d, \"fixed_peak_live_bytes\": %d, "
+                      "\"weights_bytes\": %d},\n",
+                      p.batch_arena_bytes, p.batch_peak_live_bytes, Ratio(p.batch_arena_bytes, p.batch_peak_live_bytes),
+                      p.fixed_arena_bytes, p.fixed_peak_live_bytes, p.weights_bytes));
   std::vector<std::string> bufs;
   for (size_t id = 0; id < p.buffers.size(); ++id) {
     const Buffer& b = p.buffers[id];
     bufs.push_back(absl::StrCat("    {\"id\": ", id, ", \"name\": ", Json(b.name), ", \"type\": ", Json(TypeText(b)),
-                                ", \"kind\": \"", KindName(b.kind), "\", \"offset\": ", b.offset, ", \"bytes\": ",
-                                b.bytes, ", \"alias_of\": ", b.alias_of, "}"));
+                                ", \"kind\": \"", KindName(b.kind), "\", \"offset\": ", b.offset,
+                                ", \"bytes\": ", b.bytes, ", \"alias_of\": ", b.alias_of, "}"));
   }
   absl::StrAppend(&out, "  \"buffers\": [\n", absl::StrJoin(bufs, ",\n"), "\n  ],\n");
   absl::StrAppend(&out, "  \"inputs\": [", absl::StrJoin(p.inputs, ", "), "],\n  \"outputs\": [",
@@ -138,7 +166,8 @@ std::string PlanToJson(const Plan& p) {
   std::vector<std::string> steps;
   for (const Step& st : p.steps) {
     steps.push_back(absl::StrCat("    {\"name\": ", Json(st.name), ", \"op\": ", Json(st.op), ", \"kernel\": ",
-                                 Json(st.kernel), ", \"reason\": ", Json(st.reason), ", \"inputs\": [",
+                                 Json(st.kernel), ", \"reason\": ", Json(st.reason), ", \"params\": {",
+                                 ParamsJson(st.params), "}, \"params_version\": ", st.params_version, ", \"inputs\": [",
                                  absl::StrJoin(st.inputs, ", "), "], \"outputs\": [", absl::StrJoin(st.outputs, ", "),
                                  "], \"in_place\": [", absl::StrJoin(st.in_place, ", "), "]}"));
   }

@@ -1,4 +1,5 @@
-// The registry: every backend this build has, in one list.
+// The registry of backends with their executors: every backend of this build, in one list (the
+// same targets as the selection registry of backend_kernels.cc).
 #include "runtime/backend.h"
 
 #include "absl/strings/str_cat.h"
@@ -20,12 +21,6 @@ const Backend* FindBackend(std::string_view target) {
     if (b->name() == target) return b;
   }
   return nullptr;
-}
-
-std::vector<std::string> BackendNames() {
-  std::vector<std::string> names;
-  for (const Backend* b : Registry()) names.push_back(b->name());
-  return names;
 }
 
 absl::StatusOr<const Backend*> BackendFor(std::string_view target) {

@@ -1,15 +1,9 @@
-// Backends and their registry. A backend serves one target (by the canonical name of its target
-// description: "cpu", "cuda:sm_90", ...) and provides everything target-specific that codegen and
-// sessions need, so that neither compares target names:
-//   - its kernel table (runtime/kernel.h): select and pack at compile time, create/reshape/run in
-//     sessions;
-//   - the fingerprint a plan records and a session checks (ISA or GPU architecture, library versions);
-//   - its memory spaces, with their alignment (64 B host, 256 B device);
-//   - CreateExecutor(plan, options): what runs the plan.
-// Aliases ("cuda") are resolved by the target descriptions before anything asks the registry.
+// Backends and their registry: a backend is its selection side (runtime/backend_kernels.h: kernel
+// table, fingerprint, memory spaces) and CreateExecutor(plan, options), what runs its plans.
+// Sessions and the CLI ask this registry; codegen asks only the selection side's, so that it never
+// links an executor.
 #pragma once
 
-#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,19 +13,9 @@
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "plan/plan.h"
-#include "runtime/kernel.h"
+#include "runtime/backend_kernels.h"
 
 namespace gcomp::runtime {
-
-struct MemorySpace {
-  std::string name;        // "host", "device"
-  int64_t alignment = 64;  // bytes
-};
-
-struct Fingerprint {
-  std::string isa;               // cpu: the ISA weights are packed for; cuda: the architecture
-  std::string library_versions;  // "oneDNN 2.6.3; OpenBLAS 0.3.21 ..."
-};
 
 struct ExecutorOptions {
   int threads = 1;
@@ -54,14 +38,8 @@ class Executor {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual const std::string& name() const = 0;
-  virtual const KernelTable& kernels() const = 0;
-  virtual Fingerprint fingerprint() const = 0;
-  // Whether this machine can run a plan with `recorded` (the plan header's fields); the message
-  // says what differs.
-  virtual absl::Status CheckFingerprint(const Fingerprint& recorded) const = 0;
-  // [0] holds the activations.
-  virtual std::vector<MemorySpace> memory_spaces() const = 0;
+  virtual const BackendKernels& kernels_side() const = 0;
+  const std::string& name() const { return kernels_side().name(); }
   virtual absl::StatusOr<std::unique_ptr<Executor>> CreateExecutor(std::shared_ptr<const plan::Plan> plan,
                                                                    const ExecutorOptions& options) const = 0;
 };
@@ -70,11 +48,5 @@ class Backend {
 const Backend* FindBackend(std::string_view target);
 // The same, or an error naming the targets this build has backends for.
 absl::StatusOr<const Backend*> BackendFor(std::string_view target);
-// The targets this build compiles and runs plans for, in registry order.
-std::vector<std::string> BackendNames();
-
-// A plan for `backend` this machine can run: the plan's target is the backend's, its fingerprint
-// matches, every step names a kernel of the table. Sessions call it before creating an executor.
-absl::Status CheckPlanForBackend(const plan::Plan& plan, const Backend& backend);
 
 }  // namespace gcomp::runtime

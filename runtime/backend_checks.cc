@@ -1,11 +1,11 @@
 // Checks of a plan against a backend, shared by the backends' executors.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "runtime/backend.h"
+#include "runtime/backend_kernels.h"
 
 namespace gcomp::runtime {
 
-absl::Status CheckPlanForBackend(const plan::Plan& plan, const Backend& backend) {
+absl::Status CheckPlanForBackend(const plan::Plan& plan, const BackendKernels& backend) {
   if (plan.target != backend.name()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the plan targets '", plan.target, "', the backend is '", backend.name(), "'"));

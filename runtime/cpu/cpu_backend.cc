@@ -1,34 +1,17 @@
 #include "runtime/cpu/cpu_backend.h"
 
-#include "absl/strings/str_cat.h"
-#include "runtime/cpu/blas/entries.h"
-#include "runtime/cpu/kernel_table.h"
+#include "runtime/cpu/cpu_kernels.h"
 
 namespace gcomp::cpu {
 namespace {
 
 class Cpu : public runtime::Backend {
  public:
-  const std::string& name() const override { return name_; }
-  const runtime::KernelTable& kernels() const override { return CpuKernelTable(); }
-  runtime::Fingerprint fingerprint() const override { return {CpuIsa(), BlasLibraryVersions()}; }
-  absl::Status CheckFingerprint(const runtime::Fingerprint& recorded) const override {
-    // Packed weights depend on the ISA oneDNN chose; library versions are recorded for the reader.
-    if (recorded.isa != CpuIsa()) {
-      return absl::InvalidArgumentError(absl::StrCat("the plan's weights were packed for ISA '", recorded.isa,
-                                                     "', this CPU runs '", CpuIsa(),
-                                                     "': compile the model again on this machine"));
-    }
-    return absl::OkStatus();
-  }
-  std::vector<runtime::MemorySpace> memory_spaces() const override { return {{"host", 64}}; }
+  const runtime::BackendKernels& kernels_side() const override { return CpuBackendKernels(); }
   absl::StatusOr<std::unique_ptr<runtime::Executor>> CreateExecutor(
       std::shared_ptr<const plan::Plan> plan, const runtime::ExecutorOptions& options) const override {
     return CreateCpuExecutor(std::move(plan), options);
   }
-
- private:
-  std::string name_ = "cpu";
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The cpu backend: the cpu kernel table, the ISA and library fingerprint, host memory, and the
-// executor that runs cpu plans (cpu_executor.cc).
+// The cpu backend: its selection side (cpu_kernels.h) and the executor that runs cpu plans
+// (cpu_executor.cc).
 #pragma once
 
 #include "runtime/backend.h"

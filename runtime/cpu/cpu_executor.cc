@@ -129,7 +129,7 @@ runtime::KernelSpec CpuExecutor::SpecAt(const plan::Step& s, int64_t batch) cons
 }
 
 absl::Status CpuExecutor::Init() {
-  const runtime::Backend& backend = CpuBackend();
+  const runtime::BackendKernels& backend = CpuBackend().kernels_side();
   if (options_.threads < 1 || options_.threads > 1024) {
     return absl::InvalidArgumentError(absl::StrCat("threads ", options_.threads, ", expected 1..1024"));
   }

@@ -25,12 +25,18 @@ INCLUDES = {
     "frontend": ["core", "graph"],
     "passes": ["core", "graph"],
     # codegen: the IR, the plan format, and each backend's selection side (the kernel table's
-    # select/pack through runtime/kernel.h and the registry's backend.h), never a session.
-    "codegen": ["core", "graph", "plan", "runtime/kernel.h", "runtime/backend.h"],
-    "runtime": ["core", "plan", "runtime/kernel.h", "runtime/backend.h", "include/gcomp"],
-    # The registry knows every backend.
-    "runtime/backend.cc": ["core", "plan", "runtime", "runtime/cpu/cpu_backend.h"],
-    "runtime/cpu": ["core", "plan", "runtime/kernel.h", "runtime/backend.h"],
+    # select/pack through runtime/kernel.h and the selection registry), never an executor.
+    "codegen": ["core", "graph", "plan", "runtime/kernel.h", "runtime/backend_kernels.h"],
+    "runtime": ["core", "plan", "include/gcomp"],
+    # The registries know every backend: the selection sides, and the backends with executors.
+    "runtime/backend_kernels.cc": ["core", "plan", "runtime/cpu/cpu_kernels.h"],
+    "runtime/backend.cc": ["core", "plan", "runtime/cpu/cpu_backend.h"],
+    # A backend's kernels see the kernel and selection interfaces; only its executor side sees
+    # runtime/backend.h.
+    "runtime/cpu": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h"],
+    "runtime/cpu/cpu_backend.h": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
+    "runtime/cpu/cpu_backend.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
+    "runtime/cpu/cpu_executor.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
     "include/gcomp": [],
 }
 
@@ -41,14 +47,18 @@ LINKS = {
     "gcomp_graph": ["gcomp_core"],
     "gcomp_frontend": ["gcomp_graph"],
     "gcomp_passes": ["gcomp_graph"],
-    "gcomp_codegen": ["gcomp_graph", "gcomp_plan", "gcomp_backends"],
+    "gcomp_codegen": ["gcomp_graph", "gcomp_plan", "gcomp_backend_kernels"],
     "gcomp_backend_api": ["gcomp_core", "gcomp_plan"],
-    "gcomp_cpu_backend": ["gcomp_backend_api"],
-    "gcomp_backends": ["gcomp_backend_api", "gcomp_cpu_backend"],
+    "gcomp_cpu_kernels": ["gcomp_backend_api"],
+    "gcomp_backend_kernels": ["gcomp_backend_api", "gcomp_cpu_kernels"],
+    "gcomp_cpu_backend": ["gcomp_cpu_kernels"],
+    "gcomp_backends": ["gcomp_backend_kernels", "gcomp_cpu_backend"],
     "gcomp_runtime": ["gcomp_backends", "gcomp_plan"],
 }
 # What an embedded runtime must never pull in, through any chain of links.
 RUNTIME_FORBIDDEN = {"gcomp_graph", "gcomp_passes", "gcomp_frontend", "gcomp_codegen"}
+# What codegen must never pull in: executors and sessions.
+CODEGEN_FORBIDDEN = {"gcomp_backends", "gcomp_cpu_backend", "gcomp_runtime"}
 PROJECT_FOLDERS = ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "include", "tools", "tests"]
 SOURCE_EXT = (".h", ".cc", ".cpp")
 
@@ -139,16 +149,17 @@ def check_links(root):
     for lib in LINKS:
         if lib not in links and LINKS[lib]:
             errors.append(f"library {lib}: no target_link_libraries line found")
-    # The runtime's closure.
-    seen, todo = set(), ["gcomp_runtime"]
-    while todo:
-        lib = todo.pop()
-        for d in links.get(lib, ()):
-            if d not in seen:
-                seen.add(d)
-                todo.append(d)
-    for bad in sorted(seen & RUNTIME_FORBIDDEN):
-        errors.append(f"gcomp_runtime reaches {bad} through its links")
+    # The closures of the runtime and of codegen.
+    for root, forbidden in (("gcomp_runtime", RUNTIME_FORBIDDEN), ("gcomp_codegen", CODEGEN_FORBIDDEN)):
+        seen, todo = set(), [root]
+        while todo:
+            lib = todo.pop()
+            for d in links.get(lib, ()):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        for bad in sorted(seen & forbidden):
+            errors.append(f"{root} reaches {bad} through its links")
     return errors
 
 
@@ -171,9 +182,14 @@ def self_test():
             fh.write('\n#include "graph/graph.h"\n')
         with open(os.path.join(tmp, "runtime", "CMakeLists.txt"), "a") as fh:
             fh.write("\ntarget_link_libraries(gcomp_runtime PUBLIC gcomp_graph)\n")
+        with open(os.path.join(tmp, "codegen", "codegen.cc"), "a") as fh:
+            fh.write('\n#include "runtime/backend.h"\n')
+        with open(os.path.join(tmp, "codegen", "CMakeLists.txt"), "a") as fh:
+            fh.write("\ntarget_link_libraries(gcomp_codegen PUBLIC gcomp_backends)\n")
         found = check(tmp)
         want = ["runtime/kernel.cc", "includes graph/graph.h", "library gcomp_runtime links gcomp_graph",
-                "gcomp_runtime reaches gcomp_graph"]
+                "gcomp_runtime reaches gcomp_graph", "codegen/codegen.cc", "includes runtime/backend.h",
+                "gcomp_codegen reaches gcomp_cpu_backend"]
         for w in want:
             if not any(w in e for e in found):
                 failures.append(f"a planted edge was not reported: {w}")

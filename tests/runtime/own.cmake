@@ -1,4 +1,4 @@
 # gcomp's own CPU kernels (runtime/cpu/own/) against the op table's reference kernels.
 add_executable(own_kernel_tests ${CMAKE_CURRENT_LIST_DIR}/own_kernels_test.cc)
-target_link_libraries(own_kernel_tests PRIVATE gcomp_cpu_backend gcomp_graph GTest::gtest_main)
+target_link_libraries(own_kernel_tests PRIVATE gcomp_cpu_kernels gcomp_graph GTest::gtest_main)
 gtest_discover_tests(own_kernel_tests DISCOVERY_TIMEOUT 60)

@@ -1,5 +1,5 @@
 # gcomp's own CPU kernels (attention, LayerNorm, softmax, pooling, layout, elementwise, ...).
-target_sources(gcomp_cpu_backend PRIVATE
+target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/attention.cc
   ${CMAKE_CURRENT_LIST_DIR}/elementwise.cc
   ${CMAKE_CURRENT_LIST_DIR}/entries.cc
