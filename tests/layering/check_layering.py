@@ -34,6 +34,7 @@ INCLUDES = {
     # A backend's kernels see the kernel and selection interfaces; only its executor side sees
     # runtime/backend.h.
     "runtime/cpu": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h"],
+    "runtime/cuda": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h"],
     "runtime/cpu/cpu_backend.h": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
     "runtime/cpu/cpu_backend.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
     "runtime/cpu/cpu_executor.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
@@ -52,6 +53,7 @@ LINKS = {
     "gcomp_cpu_kernels": ["gcomp_backend_api"],
     "gcomp_backend_kernels": ["gcomp_backend_api", "gcomp_cpu_kernels"],
     "gcomp_cpu_backend": ["gcomp_cpu_kernels"],
+    "gcomp_cuda_kernels": ["gcomp_core", "gcomp_backend_api"],
     "gcomp_backends": ["gcomp_backend_kernels", "gcomp_cpu_backend"],
     "gcomp_runtime": ["gcomp_backends", "gcomp_plan"],
 }
@@ -79,7 +81,7 @@ def allowed_include(rel, header):
         return True
     own = key if not key.endswith(SOURCE_EXT) else os.path.dirname(key)
     # A folder's own headers, but not those of a nested backend folder it does not list.
-    if header.startswith(own + "/") and not (own == "runtime" and header.startswith("runtime/cpu/")):
+    if header.startswith(own + "/") and not (own == "runtime" and header.startswith(("runtime/cpu/", "runtime/cuda/"))):
         return True
     if key == "runtime/cpu" and header.startswith("runtime/cpu/"):
         return True

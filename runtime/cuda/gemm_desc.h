@@ -1,0 +1,58 @@
+// How a plan's FusedGemm maps onto one cuBLASLt matmul: a pure function, so that the mapping
+// (transposes, leading dimensions, data, compute and scale types, epilogue) is tested on the CPU.
+//
+// The plan's GEMM is row-major: Y[M,N] = act(alpha * A[M,K] x W + bias[N] + Z[M,N]) with W stored
+// [K,N], or [N,K] when trans_b. cuBLASLt computes column-major D = epilogue(alpha * op(A') op(B')
+// + beta * C). A row-major [r,c] matrix is the column-major [c,r] matrix with ld = c, so the plan's
+// GEMM is computed as its transpose: D = Yᵀ [N,M] = Wᵀ [N,K] x Aᵀ [K,M], with A' = W and B' = A.
+// The bias then runs along D's rows (length N), which is what cuBLASLt's BIAS epilogues broadcast;
+// the bias + activation epilogues also require this column-major D.
+// The residual is C = D's storage (beta = 1): in place when the memory plan made Y alias Z.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/dtype.h"
+#include "core/epilogue.h"
+
+namespace gcomp::cuda {
+
+struct RowMajorGemm {
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_b = false;
+  float alpha = 1.0f;
+  DType a_type = DType::kF32;  // A, Z and Y
+  DType w_type = DType::kF32;  // W and the bias
+  bool tf32 = false;           // --precision tf32: fp32 storage, TF32 Tensor Core math
+  bool bias = false;
+  bool residual = false;
+  Activation act = Activation::kNone;
+};
+
+struct LtGemm {
+  cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
+  uint64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F, c_type = CUDA_R_32F, d_type = CUDA_R_32F;
+  cudaDataType_t scale_type = CUDA_R_32F, bias_type = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  float alpha = 1.0f, beta = 0.0f;
+  // Every leading dimension a multiple of 16 bytes (what Tensor Core kernels want).
+  bool aligned16 = false;
+
+  // "fp16, epilogue RELU_BIAS, residual beta=1, Dᵀ = Wᵀ·Aᵀ (m=256 n=3136 k=64)".
+  std::string Describe() const;
+};
+
+// The cuBLASLt call computing `g`. InvalidArgument when cuBLASLt cannot apply its epilogue exactly
+// (erf GELU, Clip: those run as a separate kernel after the GEMM) or its types mix.
+absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g);
+
+const char* EpilogueName(cublasLtEpilogue_t e);
+
+}  // namespace gcomp::cuda

@@ -1,0 +1,206 @@
+// The FusedGemm -> cuBLASLt mapping (runtime/cuda/gemm_desc.h), checked on the CPU: a column-major
+// GEMM computed exactly as the cuBLASLt call is parameterized (transposes, leading dimensions, beta,
+// bias along D's rows, then the activation) must equal the plan's row-major GEMM, for both weight
+// layouts and every epilogue; and the ResNet-50 GEMM shapes map onto the expected m, n, k, leading
+// dimensions and 16-byte alignment.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/cuda/gemm_desc.h"
+
+namespace gcomp::cuda {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// D = act(alpha * op(A') op(B') + beta * C + bias), column-major, as the LtGemm parameterizes it.
+// (The order of bias, beta * C and the activation is the plan's FusedGemm semantics; the GPU test
+// checks that cuBLASLt applies its epilogue after beta * C.)
+std::vector<float> ColumnMajor(const LtGemm& lt, const std::vector<float>& a, const std::vector<float>& b,
+                               const std::vector<float>& c, const std::vector<float>& bias) {
+  std::vector<float> d(static_cast<size_t>(lt.ldd * lt.n), 0.0f);
+  for (uint64_t j = 0; j < lt.n; ++j) {
+    for (uint64_t i = 0; i < lt.m; ++i) {
+      double acc = 0;
+      for (uint64_t p = 0; p < lt.k; ++p) {
+        const float av = lt.transa == CUBLAS_OP_N ? a[i + p * lt.lda] : a[p + i * lt.lda];
+        const float bv = lt.transb == CUBLAS_OP_N ? b[p + j * lt.ldb] : b[j + p * lt.ldb];
+        acc += static_cast<double>(av) * bv;
+      }
+      float x = lt.alpha * static_cast<float>(acc) + lt.beta * (c.empty() ? 0.0f : c[i + j * lt.ldc]);
+      const bool has_bias = lt.epilogue == CUBLASLT_EPILOGUE_BIAS || lt.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
+                            lt.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
+      if (has_bias) x += bias[i];
+      if (lt.epilogue == CUBLASLT_EPILOGUE_RELU || lt.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) {
+        x = ApplyActivation(Activation::kRelu, x, 0, 0);
+      }
+      if (lt.epilogue == CUBLASLT_EPILOGUE_GELU || lt.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS) {
+        x = ApplyActivation(Activation::kGeluTanh, x, 0, 0);
+      }
+      d[i + j * lt.ldd] = x;
+    }
+  }
+  return d;
+}
+
+// The plan's row-major FusedGemm: Y[M,N] = act(alpha * A W + bias + Z).
+std::vector<float> RowMajor(const RowMajorGemm& g, const std::vector<float>& a, const std::vector<float>& w,
+                            const std::vector<float>& z, const std::vector<float>& bias) {
+  std::vector<float> y(static_cast<size_t>(g.m * g.n));
+  for (int64_t r = 0; r < g.m; ++r) {
+    for (int64_t col = 0; col < g.n; ++col) {
+      double acc = 0;
+      for (int64_t p = 0; p < g.k; ++p) {
+        const float wv = g.trans_b ? w[col * g.k + p] : w[p * g.n + col];
+        acc += static_cast<double>(a[r * g.k + p]) * wv;
+      }
+      float x = g.alpha * static_cast<float>(acc);
+      if (g.residual) x += z[r * g.n + col];
+      if (g.bias) x += bias[col];
+      y[r * g.n + col] = ApplyActivation(g.act, x, 0, 0);
+    }
+  }
+  return y;
+}
+
+TEST(CudaGemmDesc, ColumnMajorCallComputesTheRowMajorGemm) {
+  int cases = 0;
+  for (bool trans_b : {false, true}) {
+    for (bool bias : {false, true}) {
+      for (bool residual : {false, true}) {
+        for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kGeluTanh}) {
+          RowMajorGemm g;
+          g.m = 5, g.n = 7, g.k = 3;
+          g.trans_b = trans_b;
+          g.alpha = 0.75f;
+          g.bias = bias;
+          g.residual = residual;
+          g.act = act;
+          absl::StatusOr<LtGemm> lt = MapGemm(g);
+          ASSERT_TRUE(lt.ok()) << lt.status();
+          const std::vector<float> a = Random(g.m * g.k, 1), w = Random(g.k * g.n, 2), z = Random(g.m * g.n, 3),
+                                   b = Random(g.n, 4);
+          const std::vector<float> want = RowMajor(g, a, w, z, b);
+          // The same bytes, read column-major: A' = W, B' = A, C = D = Y.
+          const std::vector<float> got = ColumnMajor(*lt, w, a, residual ? z : std::vector<float>{}, b);
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t i = 0; i < want.size(); ++i) {
+            EXPECT_NEAR(got[i], want[i], 1e-5f) << lt->Describe() << " element " << i;
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 24);
+}
+
+// ResNet-50's GEMMs at O3 for cuda: the 1x1 convolutions on NHWC (M = N*H*W, K = Cin, N = Cout)
+// and the classifier, at batch 1 and 8, fp16.
+TEST(CudaGemmDesc, ResNet50ShapesMapOntoAlignedTensorCoreCalls) {
+  struct Layer {
+    int64_t hw, cin, cout, count;
+  };
+  const std::vector<Layer> layers = {{56 * 56, 64, 64, 1},    {56 * 56, 64, 256, 4},   {56 * 56, 256, 64, 2},
+                                     {56 * 56, 256, 128, 1},  {28 * 28, 128, 512, 5},  {28 * 28, 512, 128, 3},
+                                     {28 * 28, 512, 256, 1},  {14 * 14, 256, 1024, 7}, {14 * 14, 1024, 256, 5},
+                                     {14 * 14, 1024, 512, 1}, {7 * 7, 512, 2048, 4},   {7 * 7, 2048, 512, 2},
+                                     {1, 2048, 1000, 1}};
+  int mapped = 0;
+  for (int64_t batch : {1, 8}) {
+    for (const Layer& l : layers) {
+      for (bool trans_b : {false, true}) {
+        RowMajorGemm g;
+        g.m = batch * l.hw;
+        g.n = l.cout;
+        g.k = l.cin;
+        g.trans_b = trans_b;
+        g.a_type = g.w_type = DType::kF16;
+        g.bias = true;
+        g.residual = l.cout == 4 * l.cin;  // the expanding 1x1 of a bottleneck takes the residual
+        g.act = Activation::kRelu;
+        absl::StatusOr<LtGemm> lt = MapGemm(g);
+        ASSERT_TRUE(lt.ok()) << lt.status();
+        EXPECT_EQ(lt->m, static_cast<uint64_t>(l.cout));
+        EXPECT_EQ(lt->n, static_cast<uint64_t>(batch * l.hw));
+        EXPECT_EQ(lt->k, static_cast<uint64_t>(l.cin));
+        EXPECT_EQ(lt->lda, trans_b ? l.cin : l.cout);
+        EXPECT_EQ(lt->ldb, l.cin);
+        EXPECT_EQ(lt->ldd, l.cout);
+        EXPECT_EQ(lt->ldc, l.cout);
+        EXPECT_EQ(lt->transa, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
+        EXPECT_EQ(lt->transb, CUBLAS_OP_N);
+        EXPECT_EQ(lt->a_type, CUDA_R_16F);
+        EXPECT_EQ(lt->bias_type, CUDA_R_16F);
+        EXPECT_EQ(lt->compute, CUBLAS_COMPUTE_32F);
+        EXPECT_EQ(lt->scale_type, CUDA_R_32F);
+        EXPECT_EQ(lt->epilogue, CUBLASLT_EPILOGUE_RELU_BIAS);
+        EXPECT_EQ(lt->beta, g.residual ? 1.0f : 0.0f);
+        EXPECT_TRUE(lt->aligned16) << lt->Describe();
+        ++mapped;
+      }
+    }
+  }
+  EXPECT_EQ(mapped, 52);
+}
+
+TEST(CudaGemmDesc, TypesAndPrecisions) {
+  RowMajorGemm g;
+  g.m = 8, g.n = 16, g.k = 32;
+  g.a_type = g.w_type = DType::kBF16;
+  absl::StatusOr<LtGemm> lt = MapGemm(g);
+  ASSERT_TRUE(lt.ok());
+  EXPECT_EQ(lt->d_type, CUDA_R_16BF);
+  EXPECT_EQ(lt->compute, CUBLAS_COMPUTE_32F);
+  EXPECT_EQ(lt->epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_EQ(lt->Describe(), "bf16, epilogue DEFAULT, D = W'·A' (m=16 n=8 k=32)");
+  // fp32 is true fp32; TF32 only when asked.
+  g.a_type = g.w_type = DType::kF32;
+  lt = MapGemm(g);
+  ASSERT_TRUE(lt.ok());
+  EXPECT_EQ(lt->compute, CUBLAS_COMPUTE_32F);
+  g.tf32 = true;
+  lt = MapGemm(g);
+  ASSERT_TRUE(lt.ok());
+  EXPECT_EQ(lt->compute, CUBLAS_COMPUTE_32F_FAST_TF32);
+  // An fp16 GEMM whose leading dimension is not a multiple of 8 elements is not 16-byte aligned.
+  g.tf32 = false;
+  g.a_type = g.w_type = DType::kF16;
+  g.n = 1001;
+  lt = MapGemm(g);
+  ASSERT_TRUE(lt.ok());
+  EXPECT_FALSE(lt->aligned16);
+}
+
+TEST(CudaGemmDesc, EpiloguesCuBlasLtCannotApplyExactlyAreRefused) {
+  RowMajorGemm g;
+  g.m = 4, g.n = 4, g.k = 4;
+  g.bias = true;
+  g.act = Activation::kGelu;
+  absl::StatusOr<LtGemm> lt = MapGemm(g);
+  ASSERT_FALSE(lt.ok());
+  EXPECT_NE(std::string(lt.status().message()).find("tanh approximation"), std::string::npos);
+  g.act = Activation::kClip;
+  EXPECT_FALSE(MapGemm(g).ok());
+  g.act = Activation::kGeluTanh;
+  lt = MapGemm(g);
+  ASSERT_TRUE(lt.ok());
+  EXPECT_EQ(lt->epilogue, CUBLASLT_EPILOGUE_GELU_BIAS);
+  g.w_type = DType::kF16;
+  EXPECT_FALSE(MapGemm(g).ok());  // mixed operand types
+  g.w_type = DType::kF32;
+  g.a_type = DType::kI8;
+  g.w_type = DType::kI8;
+  EXPECT_FALSE(MapGemm(g).ok());
+}
+
+}  // namespace
+}  // namespace gcomp::cuda
