@@ -8,25 +8,18 @@
 namespace gcomp::runtime {
 
 absl::StatusOr<Selection> SelectKernel(const KernelTable& table, const KernelSpec& spec) {
+  static const Attributes kNoAttributes;
+  const Attributes& attrs = spec.params ? *spec.params : kNoAttributes;
   std::vector<std::string> declined;
   for (const KernelEntry& e : table) {
     if (!RunsOp(e, spec.op)) continue;
-    // The blob holds the parameters the entry declares, with the types it declares.
-    Attributes params;
-    if (spec.params) {
-      for (const AttrSpec& p : e.params) {
-        if (const AttrValue* v = spec.params->Find(p.name)) params.Set(p.name, *v);
-      }
-    }
-    if (absl::Status s = CheckAttributes(params, e.params, /*allow_unknown=*/false); !s.ok()) {
+    // The blob is the node's attributes, every one of which the entry must declare with its type:
+    // an attribute it does not know could change what the op computes.
+    if (absl::Status s = CheckAttributes(attrs, e.params, /*allow_unknown=*/false); !s.ok()) {
       declined.push_back(absl::StrCat(e.id, ": ", s.message()));
       continue;
     }
-    KernelSpec with_params = spec;
-    with_params.params = &params;
-    if (std::optional<std::string> why = e.accepts(with_params)) {
-      return Selection{&e, *why, std::move(params), e.params_version};
-    }
+    if (std::optional<std::string> why = e.accepts(spec)) return Selection{&e, *why, attrs, e.params_version};
   }
   return absl::NotFoundError(
       absl::StrCat("node '", spec.name, "' (", spec.op, "): no kernel of the table runs it",

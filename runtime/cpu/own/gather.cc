@@ -141,7 +141,6 @@ std::optional<ExpandPlan> ResolveExpand(const KernelSpec& spec) {
   for (size_t i = 0; i < x.dims.size(); ++i) p.in_strides[lead + i] = x.dims[i] == 1 ? 0 : xs[i];
   p.element = static_cast<int64_t>(DTypeSize(x.dtype));
   p.shape = shape;
-  p.shape.dims = shape.dims;
   return p;
 }
 
