@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "codegen/device_compiler.h"
 #include "codegen/memory_planner.h"
 #include "plan/plan_file.h"
 #include "core/status_macros.h"
@@ -60,6 +61,13 @@ class Generator {
     }
     RETURN_IF_ERROR(BindOutputs());
     RETURN_IF_ERROR(PlanArenas());
+    if (!device_sources_.empty()) {
+      std::vector<runtime::DeviceSource> sources;
+      for (const auto& [name, source] : device_sources_) sources.push_back({name, source});
+      auto code = CompileDeviceCode(sources, backend_->device_archs());
+      if (!code.ok()) return Error(nullptr, std::string(code.status().message()));
+      plan_->device_code = *std::move(code);
+    }
     plan_->weights = plan_->owned_weights.data();
     plan_->weights_bytes = static_cast<int64_t>(plan_->owned_weights.size());
     if (absl::Status s = plan::ValidatePlan(*plan_); !s.ok()) {
@@ -119,6 +127,29 @@ class Generator {
     std::vector<int64_t> dims;
     for (const LinearDim& d : b.dims) dims.push_back(d.At(batch));
     return dims;
+  }
+
+  static std::vector<int64_t> PerBatch(const Buffer& b) {
+    std::vector<int64_t> per_batch;
+    for (const LinearDim& d : b.dims) per_batch.push_back(d.per_batch);
+    return per_batch;
+  }
+
+  // The step's generated device functions (compiled once per plan after the last step) and its
+  // workspace bound.
+  absl::Status AddDeviceCode(const runtime::KernelEntry& entry, const runtime::KernelSpec& spec, Step& step) {
+    if (entry.workspace_bound) plan_->workspace_bound = std::max(plan_->workspace_bound, entry.workspace_bound(spec));
+    if (!entry.device_sources) return absl::OkStatus();
+    ASSIGN_OR_RETURN(std::vector<runtime::DeviceSource> sources, entry.device_sources(spec));
+    for (runtime::DeviceSource& src : sources) {
+      auto [it, inserted] = device_sources_.emplace(src.name, src.source);
+      if (!inserted && it->second != src.source) {
+        return absl::InternalError(absl::StrCat("kernel '", entry.id, "' generated two different device functions named '",
+                                                src.name, "'"));
+      }
+      step.device_functions.push_back(std::move(src.name));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<int> NewBuffer(const Value* v, BufferKind kind) {
@@ -191,6 +222,7 @@ class Generator {
     spec.op = n->op;
     spec.params = &n->attrs;
     spec.threads = 1;
+    spec.precision = o_.precision;
     Step step;
     step.name = n->name;
     step.op = n->op;
@@ -204,12 +236,14 @@ class Generator {
         op.dtype = in->dtype;
         if (in->is_constant()) {
           op.dims = in->constant->dims();
+          op.per_batch.assign(op.dims.size(), 0);
           op.constant = in->constant->data();
           op.constant_bytes = in->constant->nbytes();
         } else {
           auto it = ids_.find(in);
           if (it == ids_.end()) return Error(n, absl::StrCat("input '", in->name, "' has no buffer"));
           op.dims = DimsAt(plan_->buffers[it->second], plan_->max_batch);
+          op.per_batch = PerBatch(plan_->buffers[it->second]);
         }
       }
       spec.inputs.push_back(std::move(op));
@@ -222,6 +256,7 @@ class Generator {
       runtime::Operand op;
       op.dtype = out->dtype;
       op.dims = DimsAt(plan_->buffers[id], plan_->max_batch);
+      op.per_batch = PerBatch(plan_->buffers[id]);
       spec.outputs.push_back(std::move(op));
     }
     auto sel = runtime::SelectKernel(backend_->kernels(), spec);
@@ -249,6 +284,7 @@ class Generator {
       }
     }
     step.outputs.assign(outs.begin(), outs.end());
+    if (absl::Status s = AddDeviceCode(*sel->entry, spec, step); !s.ok()) return Error(n, std::string(s.message()));
     plan_->steps.push_back(std::move(step));
     entries_.push_back(sel->entry);
     return absl::OkStatus();
@@ -283,11 +319,13 @@ class Generator {
         runtime::KernelSpec spec;
         spec.name = copy.name;
         spec.op = copy.op;
+        spec.precision = o_.precision;
         const Buffer& sb = plan_->buffers[src];
         for (const Buffer* b : std::vector<const Buffer*>{&sb, &out}) {
           runtime::Operand o;
           o.dtype = b->dtype;
           o.dims = DimsAt(*b, plan_->max_batch);
+          o.per_batch = PerBatch(*b);
           if (b->kind == BufferKind::kConstant) {
             o.constant = plan_->owned_weights.data() + b->offset;
             o.constant_bytes = static_cast<size_t>(b->bytes);
@@ -303,6 +341,7 @@ class Generator {
         copy.params_version = sel->params_version;
         copy.inputs = {src};
         copy.outputs = {id};
+        RETURN_IF_ERROR(AddDeviceCode(*sel->entry, spec, copy));
         plan_->steps.push_back(std::move(copy));
         entries_.push_back(sel->entry);
       }
@@ -432,6 +471,7 @@ class Generator {
   const runtime::BackendKernels* backend_ = nullptr;
   std::vector<const runtime::KernelEntry*> entries_;  // per step
   std::vector<std::string> unsupported_;              // steps no kernel runs
+  std::map<std::string, std::string> device_sources_;  // generated device functions by name
 };
 
 }  // namespace

@@ -59,12 +59,23 @@ struct Buffer {
   std::string format;     // kConstant: the kernel's packed format ("" = plain row-major)
 };
 
-// One generated kernel for one architecture: cubin for exactly `arch`, PTX for newer ones.
+// One generated function of a module, with what ptxas reported for it on the module's `arch`.
+struct DeviceFunction {
+  std::string name;
+  int32_t registers = 0;
+  int32_t spill_store_bytes = 0;
+  int32_t spill_load_bytes = 0;
+  int32_t stack_bytes = 0;
+};
+
+// One module of generated kernels for one architecture: cubin for exactly `arch`, PTX for newer
+// ones, and the functions it defines.
 struct DeviceCode {
   std::string name;
   std::string arch;
   std::string cubin;
   std::string ptx;
+  std::vector<DeviceFunction> functions;
 };
 
 struct Step {
@@ -80,6 +91,8 @@ struct Step {
   std::vector<int32_t> in_place;  // per output: input index it overwrites, or -1 (may be empty)
   std::vector<std::string> origin;    // ONNX nodes it came from
   std::vector<std::string> decisions;  // "kind = value: reason" lines of the optimized node
+  // Generated device functions the kernel launches (names in the kernels section's modules).
+  std::vector<std::string> device_functions;
 };
 
 struct Plan {
@@ -111,6 +124,9 @@ struct Plan {
   int64_t fixed_arena_bytes = 0;
   int64_t batch_peak_live_bytes = 0;  // lower bound: the largest sum of simultaneously live values
   int64_t fixed_peak_live_bytes = 0;
+  // The most workspace memory one step's kernel may ask for at max_batch (0: none; the executor
+  // holds one workspace of the largest size that Reshape asks for, at most this).
+  int64_t workspace_bound = 0;
 
   // The weight section (64-byte aligned offsets). After loading from a file it points into the
   // mapped file; when built by codegen it points into `owned_weights`.

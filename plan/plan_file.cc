@@ -129,6 +129,7 @@ planfile::PlanProgram ProgramToProto(const Plan& plan) {
     for (int32_t p : s.in_place) out->add_in_place(p);
     for (const std::string& o : s.origin) out->add_origin(o);
     for (const std::string& d : s.decisions) out->add_decisions(d);
+    for (const std::string& f : s.device_functions) out->add_device_functions(f);
   }
   program.set_batch_arena_bytes(plan.batch_arena_bytes);
   program.set_fixed_arena_bytes(plan.fixed_arena_bytes);
@@ -136,6 +137,7 @@ planfile::PlanProgram ProgramToProto(const Plan& plan) {
   program.set_fixed_peak_live_bytes(plan.fixed_peak_live_bytes);
   program.set_memory_space(plan.memory_space);
   program.set_arena_alignment(plan.arena_alignment);
+  program.set_workspace_bound(plan.workspace_bound);
   return program;
 }
 
@@ -156,6 +158,14 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
       out->set_arch(c.arch);
       out->set_cubin(c.cubin);
       out->set_ptx(c.ptx);
+      for (const DeviceFunction& f : c.functions) {
+        planfile::DeviceFunction* fo = out->add_functions();
+        fo->set_name(f.name);
+        fo->set_registers(f.registers);
+        fo->set_spill_store_bytes(f.spill_store_bytes);
+        fo->set_spill_load_bytes(f.spill_load_bytes);
+        fo->set_stack_bytes(f.stack_bytes);
+      }
     }
     ASSIGN_OR_RETURN(kernels, SerializeDeterministic(k, "kernels"));
   }
@@ -319,6 +329,7 @@ absl::Status ProgramFromProto(const planfile::PlanProgram& program, Plan* plan) 
     s.in_place.assign(in.in_place().begin(), in.in_place().end());
     s.origin.assign(in.origin().begin(), in.origin().end());
     s.decisions.assign(in.decisions().begin(), in.decisions().end());
+    s.device_functions.assign(in.device_functions().begin(), in.device_functions().end());
     plan->steps.push_back(std::move(s));
   }
   plan->batch_arena_bytes = program.batch_arena_bytes();
@@ -327,6 +338,7 @@ absl::Status ProgramFromProto(const planfile::PlanProgram& program, Plan* plan) 
   plan->fixed_peak_live_bytes = program.fixed_peak_live_bytes();
   plan->memory_space = program.memory_space();
   plan->arena_alignment = program.arena_alignment();
+  plan->workspace_bound = program.workspace_bound();
   return absl::OkStatus();
 }
 
@@ -697,6 +709,38 @@ absl::Status WritePlanFile(const Plan& plan, const std::string& path) {
   return absl::OkStatus();
 }
 
+// A step's workspace, at most (16 GiB): a larger bound is a damaged or hostile plan.
+constexpr int64_t kMaxWorkspaceBound = int64_t{16} << 30;
+
+// Every module names its architecture, and every device function a step launches is defined by
+// every module (one module per architecture, all built from the same source).
+absl::Status ValidateDeviceCode(const Plan& plan) {
+  std::set<std::string> archs;
+  for (const DeviceCode& c : plan.device_code) {
+    if (c.arch.empty() || (c.cubin.empty() && c.ptx.empty())) {
+      return Invalid(absl::StrCat("device module '", c.name, "' has no architecture or no code"));
+    }
+    if (!archs.insert(c.arch).second) return Invalid(absl::StrCat("two device modules for ", c.arch));
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    for (const std::string& f : plan.steps[i].device_functions) {
+      if (plan.device_code.empty()) {
+        return Invalid(absl::StrCat(StepLabel(i, plan.steps[i].name), " launches device function '", f,
+                                    "', and the plan has no kernels section modules"));
+      }
+      for (const DeviceCode& c : plan.device_code) {
+        bool found = false;
+        for (const DeviceFunction& d : c.functions) found |= d.name == f;
+        if (!found) {
+          return Invalid(absl::StrCat(StepLabel(i, plan.steps[i].name), " launches device function '", f,
+                                      "', which module '", c.name, "' (", c.arch, ") does not define"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidatePlan(const Plan& plan) {
   if (plan.max_batch < 1) return Invalid(absl::StrCat("max_batch is ", plan.max_batch));
   if (plan.memory_space.empty()) return Invalid("no memory space");
@@ -714,10 +758,14 @@ absl::Status ValidatePlan(const Plan& plan) {
     return Invalid(absl::StrCat("arena sizes (batch ", plan.batch_arena_bytes, " x ", plan.max_batch, ", fixed ",
                                 plan.fixed_arena_bytes, ") are negative or overflow"));
   }
+  if (plan.workspace_bound < 0 || plan.workspace_bound > kMaxWorkspaceBound) {
+    return Invalid(absl::StrCat("workspace bound ", plan.workspace_bound, " is outside 0..", kMaxWorkspaceBound));
+  }
   for (size_t i = 0; i < plan.buffers.size(); ++i) RETURN_IF_ERROR(ValidateBuffer(plan, i));
   RETURN_IF_ERROR(ValidateAliasChains(plan));
   RETURN_IF_ERROR(ValidateIoLists(plan));
   for (size_t i = 0; i < plan.steps.size(); ++i) RETURN_IF_ERROR(ValidateStep(plan, i));
+  RETURN_IF_ERROR(ValidateDeviceCode(plan));
   return absl::OkStatus();
 }
 
@@ -743,7 +791,14 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path
     return with_path(absl::InvalidArgumentError("invalid plan: cannot parse the kernels section"));
   }
   auto plan = std::make_shared<Plan>();
-  for (const planfile::DeviceCode& c : kernels.code()) plan->device_code.push_back({c.name(), c.arch(), c.cubin(), c.ptx()});
+  for (const planfile::DeviceCode& c : kernels.code()) {
+    DeviceCode code{c.name(), c.arch(), c.cubin(), c.ptx(), {}};
+    for (const planfile::DeviceFunction& f : c.functions()) {
+      code.functions.push_back(
+          {f.name(), f.registers(), f.spill_store_bytes(), f.spill_load_bytes(), f.stack_bytes()});
+    }
+    plan->device_code.push_back(std::move(code));
+  }
   plan->format_version = header.format_version();
   plan->target = header.target();
   plan->isa = header.isa();

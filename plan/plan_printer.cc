@@ -93,6 +93,19 @@ std::string PlanToText(const Plan& p) {
                                         Ratio(p.batch_arena_bytes, p.batch_peak_live_bytes), p.fixed_arena_bytes,
                                         p.fixed_peak_live_bytes, Ratio(p.fixed_arena_bytes, p.fixed_peak_live_bytes),
                                         p.weights_bytes, constants));
+  if (p.memory_space != "host") {
+    // Device plans: what a session holds on the device at the maximum batch.
+    const int64_t arenas = p.batch_arena_bytes * p.max_batch + p.fixed_arena_bytes;
+    absl::StrAppend(&out, absl::StrFormat("  device (%s, %d-byte aligned): weights %d bytes (once per device), "
+                                          "arenas %d bytes at batch %d, workspace bound %d bytes; %d bytes per "
+                                          "session at most\n",
+                                          p.memory_space, p.arena_alignment, p.weights_bytes, arenas, p.max_batch,
+                                          p.workspace_bound, arenas + p.workspace_bound));
+  }
+  for (const DeviceCode& c : p.device_code) {
+    absl::StrAppend(&out, absl::StrFormat("device code %s for %s: %d bytes cubin, %d bytes PTX, %d functions\n", c.name,
+                                          c.arch, c.cubin.size(), c.ptx.size(), c.functions.size()));
+  }
   for (int32_t id : p.inputs)
     absl::StrAppend(&out, "input  %", p.buffers[id].name, ": ", TypeText(p.buffers[id]), "\n");
   for (int32_t id : p.outputs)
@@ -108,6 +121,17 @@ std::string PlanToText(const Plan& p) {
       for (const auto& [name, value] : st.params.all())
         params.push_back(absl::StrCat(name, "=", AttrValueToString(value)));
       absl::StrAppend(&out, "      params v", st.params_version, ": ", absl::StrJoin(params, " "), "\n");
+    }
+    for (const std::string& f : st.device_functions) {
+      std::vector<std::string> per_arch;
+      for (const DeviceCode& c : p.device_code) {
+        for (const DeviceFunction& d : c.functions) {
+          if (d.name != f) continue;
+          per_arch.push_back(absl::StrFormat("%s %d registers, %d spill bytes, %d stack bytes", c.arch, d.registers,
+                                             d.spill_store_bytes + d.spill_load_bytes, d.stack_bytes));
+        }
+      }
+      absl::StrAppend(&out, "      device function ", f, ": ", absl::StrJoin(per_arch, "; "), "\n");
     }
     for (size_t i = 0; i < st.inputs.size(); ++i) {
       if (st.inputs[i] < 0) continue;
@@ -150,9 +174,10 @@ std::string PlanToJson(const Plan& p) {
       &out,
       absl::StrFormat("  \"memory\": {\"batch_arena_bytes\": %d, \"batch_peak_live_bytes\": %d, "
                       "\"batch_ratio\": %.4f, \"fixed_arena_bytes\": %d, \"fixed_peak_live_bytes\": %d, "
-                      "\"weights_bytes\": %d},\n",
+                      "\"weights_bytes\": %d, \"memory_space\": %s, \"workspace_bound\": %d},\n",
                       p.batch_arena_bytes, p.batch_peak_live_bytes, Ratio(p.batch_arena_bytes, p.batch_peak_live_bytes),
-                      p.fixed_arena_bytes, p.fixed_peak_live_bytes, p.weights_bytes));
+                      p.fixed_arena_bytes, p.fixed_peak_live_bytes, p.weights_bytes, Json(p.memory_space),
+                      p.workspace_bound));
   std::vector<std::string> bufs;
   for (size_t id = 0; id < p.buffers.size(); ++id) {
     const Buffer& b = p.buffers[id];
@@ -169,7 +194,10 @@ std::string PlanToJson(const Plan& p) {
                                  Json(st.kernel), ", \"reason\": ", Json(st.reason), ", \"params\": {",
                                  ParamsJson(st.params), "}, \"params_version\": ", st.params_version, ", \"inputs\": [",
                                  absl::StrJoin(st.inputs, ", "), "], \"outputs\": [", absl::StrJoin(st.outputs, ", "),
-                                 "], \"in_place\": [", absl::StrJoin(st.in_place, ", "), "]}"));
+                                 "], \"in_place\": [", absl::StrJoin(st.in_place, ", "), "], \"device_functions\": [",
+                                 absl::StrJoin(st.device_functions, ", ",
+                                               [](std::string* o, const std::string& f) { o->append(Json(f)); }),
+                                 "]}"));
   }
   absl::StrAppend(&out, "  \"steps\": [\n", absl::StrJoin(steps, ",\n"), "\n  ]\n}\n");
   return out;

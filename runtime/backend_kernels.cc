@@ -4,12 +4,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/cpu/cpu_kernels.h"
+#ifdef GCOMP_HAVE_CUDA
+#include "runtime/cuda/cuda_kernels.h"
+#endif
 
 namespace gcomp::runtime {
 namespace {
 
 const std::vector<const BackendKernels*>& Registry() {
-  static const std::vector<const BackendKernels*> kBackends = {&cpu::CpuBackendKernels()};
+  static const std::vector<const BackendKernels*> kBackends = {
+      &cpu::CpuBackendKernels(),
+#ifdef GCOMP_HAVE_CUDA
+      &cuda::CudaSm90Kernels(),
+      &cuda::CudaSm80Kernels(),
+#endif
+  };
   return kBackends;
 }
 

@@ -41,6 +41,9 @@ class BackendKernels {
   virtual absl::Status CheckFingerprint(const Fingerprint& recorded) const = 0;
   // [0] holds the activations.
   virtual std::vector<MemorySpace> memory_spaces() const = 0;
+  // The architectures generated device code is compiled for, the plan target's first ("sm_90");
+  // empty for backends without generated device code.
+  virtual std::vector<std::string> device_archs() const { return {}; }
 };
 
 // The selection side of the backend serving `target` (a canonical target name), or nullptr.

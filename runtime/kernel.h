@@ -5,6 +5,7 @@
 //                                     the step: its reason, and the step's parameter blob (the
 //                                     entry's declared parameters, `params`, at `params_version`)
 //                 pack(spec, i)       constant input i (weights) into the kernel's layout/precision
+//                 device_sources      generated kernels (CUDA C++), compiled by codegen into the plan
 //   session       create(spec)        once: the blob and the packed constants (descriptors,
 //                                     device weights); the blob is checked against the entry's
 //                                     declaration before, so a kernel never reads a parameter of
@@ -38,6 +39,8 @@ struct Operand {
   bool present = true;  // false for an omitted optional input
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;  // concrete: the plan's maximum batch at compile time, the run's batch at Reshape
+  // Per dim, how much it grows per batch item (0: the same at every batch). Empty where unknown.
+  std::vector<int64_t> per_batch;
   // Constant inputs (weights): the bytes as `pack` wrote them (or the plain row-major tensor when
   // the entry has no pack function, format ""), and pack's format string.
   const uint8_t* constant = nullptr;
@@ -55,6 +58,7 @@ struct KernelSpec {
   std::vector<Operand> inputs;
   std::vector<Operand> outputs;
   int threads = 1;
+  std::string precision = "fp32";  // the plan's --precision (tf32 plans keep fp32 storage)
   // in_place[k] = i when output k shares its memory with input i, else -1. Empty = none.
   std::vector<int> in_place;
 };
@@ -82,6 +86,14 @@ struct Packed {
   std::string format;  // read back at create (Operand::format); "" = plain row-major
 };
 
+// Device code a step needs, as CUDA C++ source: codegen compiles every distinct function of a plan
+// once, for the backend's architectures, into the plan's kernels section. `name` is the extern "C"
+// function's name and identifies its source (the same name is the same code).
+struct DeviceSource {
+  std::string name;
+  std::string source;
+};
+
 // Output `output` may be written over input `input` (same dims and dtype).
 struct InPlace {
   int output = 0;
@@ -102,7 +114,13 @@ struct KernelEntry {
   std::function<std::optional<std::string>(const KernelSpec&)> accepts;
   // Packs constant input `index`. Absent: constants are stored plain.
   std::function<absl::StatusOr<Packed>(const KernelSpec&, size_t index)> pack;
+  // Makes the session's kernel. Empty where the executor side supplies it (the cuda backend: its
+  // selection side links no CUDA runtime library).
   std::function<absl::StatusOr<std::unique_ptr<Kernel>>(const KernelSpec&)> create;
+  // Generated device code the step launches (absent: none), and the largest workspace Reshape may
+  // ask for at the spec's (maximum) batch (absent: none).
+  std::function<absl::StatusOr<std::vector<DeviceSource>>(const KernelSpec&)> device_sources;
+  std::function<int64_t(const KernelSpec&)> workspace_bound;
 };
 
 using KernelTable = std::vector<KernelEntry>;

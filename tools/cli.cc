@@ -93,7 +93,7 @@ absl::Status CheckTargetAndLevel(const Args& args, bool level_allowed, bool any_
   std::string target = args.Get("--target", "ref");
   ASSIGN_OR_RETURN(const passes::TargetDescription* t, passes::FindTarget(target));
   const bool reference = t->name == "ref";  // the interpreter, not a plan backend
-  const runtime::Backend* backend = runtime::FindBackend(t->name);
+  const runtime::BackendKernels* backend = runtime::FindBackendKernels(t->name);
   if (!reference && !backend && !any_target) {
     return absl::UnimplementedError(absl::StrCat(
         "target '", target, "' has no backend in this build yet: this command executes on the reference interpreter "

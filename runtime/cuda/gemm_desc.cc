@@ -48,6 +48,11 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
         absl::StrCat("GEMM operands of two types (", DTypeName(g.a_type), " and ", DTypeName(g.w_type), ")"));
   }
   if (g.tf32 && g.a_type != DType::kF32) return absl::InvalidArgumentError("TF32 math needs fp32 storage");
+  const int64_t a_ld = g.a_ld ? g.a_ld : g.k * g.groups, y_ld = g.y_ld ? g.y_ld : g.n * g.groups;
+  if (g.groups < 1 || a_ld < g.k * g.groups || y_ld < g.n * g.groups || (g.groups > 1 && !g.trans_b)) {
+    return absl::InvalidArgumentError(absl::StrCat("GEMM row strides A ", a_ld, ", Y ", y_ld, " for ", g.groups,
+                                                   " groups of K", g.k, " N", g.n));
+  }
   LtGemm lt;
   // D = Yᵀ [N,M] = op(W') [N,K] x op(A') [K,M] (see gemm_desc.h).
   lt.m = static_cast<uint64_t>(g.n);
@@ -59,8 +64,15 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
   lt.lda = g.trans_b ? g.k : g.n;
   // A row-major [M,K] is column-major [K,M] with ld K: used as it is.
   lt.transb = CUBLAS_OP_N;
-  lt.ldb = g.k;
-  lt.ldc = lt.ldd = g.n;
+  lt.ldb = a_ld;
+  lt.ldc = lt.ldd = y_ld;
+  lt.batch_count = static_cast<int32_t>(g.groups);
+  if (g.groups > 1) {
+    lt.stride_a = g.n * g.k;
+    lt.stride_b = g.k;
+    lt.stride_d = g.n;
+    lt.stride_bias = g.n;
+  }
   auto type = CudaType(g.a_type);
   if (!type.ok()) return type.status();
   lt.a_type = lt.b_type = lt.c_type = lt.d_type = lt.bias_type = *type;
@@ -85,7 +97,8 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
       return absl::InvalidArgumentError("cuBLASLt has no clip epilogue: Clip runs as a separate kernel");
   }
   const int64_t es = static_cast<int64_t>(DTypeSize(g.a_type));
-  lt.aligned16 = (lt.lda * es) % 16 == 0 && (lt.ldb * es) % 16 == 0 && (lt.ldd * es) % 16 == 0;
+  lt.aligned16 = (lt.lda * es) % 16 == 0 && (lt.ldb * es) % 16 == 0 && (lt.ldd * es) % 16 == 0 &&
+                 (lt.stride_a * es) % 16 == 0 && (lt.stride_b * es) % 16 == 0 && (lt.stride_d * es) % 16 == 0;
   return lt;
 }
 
@@ -95,7 +108,8 @@ std::string LtGemm::Describe() const {
                      : compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? "tf32"
                                                                : "fp32";
   return absl::StrCat(type, ", epilogue ", EpilogueName(epilogue), beta != 0.0f ? ", residual beta=1" : "",
-                      ", D = W'·A' (m=", m, " n=", n, " k=", k, transa == CUBLAS_OP_T ? ", W transposed" : "", ")",
+                      ", D = W'·A' (m=", m, " n=", n, " k=", k, transa == CUBLAS_OP_T ? ", W transposed" : "",
+                      batch_count > 1 ? absl::StrCat(", ", batch_count, " groups") : "", ")",
                       aligned16 ? "" : ", leading dims not 16-byte aligned");
 }
 

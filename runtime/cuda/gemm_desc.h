@@ -31,6 +31,12 @@ struct RowMajorGemm {
   bool bias = false;
   bool residual = false;
   Activation act = Activation::kNone;
+  // Row strides of A and of Y/Z in elements (0: k and n, dense). `groups` > 1: `groups`
+  // independent GEMMs side by side (a grouped convolution through im2col): group g reads A's
+  // columns [g*k, (g+1)*k), W's rows [g*n, (g+1)*n) (trans_b) and the bias from g*n, and writes
+  // Y's columns [g*n, (g+1)*n).
+  int64_t a_ld = 0, y_ld = 0;
+  int64_t groups = 1;
 };
 
 struct LtGemm {
@@ -44,6 +50,9 @@ struct LtGemm {
   float alpha = 1.0f, beta = 0.0f;
   // Every leading dimension a multiple of 16 bytes (what Tensor Core kernels want).
   bool aligned16 = false;
+  // Strided batch (groups): count and element strides between the batch's matrices.
+  int32_t batch_count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_d = 0, stride_bias = 0;
 
   // "fp16, epilogue RELU_BIAS, residual beta=1, Dᵀ = Wᵀ·Aᵀ (m=256 n=3136 k=64)".
   std::string Describe() const;

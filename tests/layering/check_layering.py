@@ -29,12 +29,15 @@ INCLUDES = {
     "codegen": ["core", "graph", "plan", "runtime/kernel.h", "runtime/backend_kernels.h"],
     "runtime": ["core", "plan", "include/gcomp"],
     # The registries know every backend: the selection sides, and the backends with executors.
-    "runtime/backend_kernels.cc": ["core", "plan", "runtime/cpu/cpu_kernels.h"],
+    "runtime/backend_kernels.cc": ["core", "plan", "runtime/cpu/cpu_kernels.h", "runtime/cuda/cuda_kernels.h"],
     "runtime/backend.cc": ["core", "plan", "runtime/cpu/cpu_backend.h"],
     # A backend's kernels see the kernel and selection interfaces; only its executor side sees
     # runtime/backend.h.
-    "runtime/cpu": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h"],
-    "runtime/cuda": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h"],
+    # Both see the backend-independent step parsing (fused_op.h, op_geometry.h).
+    "runtime/cpu": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/fused_op.h",
+                    "runtime/op_geometry.h"],
+    "runtime/cuda": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/fused_op.h",
+                     "runtime/op_geometry.h"],
     "runtime/cpu/cpu_backend.h": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
     "runtime/cpu/cpu_backend.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
     "runtime/cpu/cpu_executor.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
@@ -51,7 +54,7 @@ LINKS = {
     "gcomp_codegen": ["gcomp_graph", "gcomp_plan", "gcomp_backend_kernels"],
     "gcomp_backend_api": ["gcomp_core", "gcomp_plan"],
     "gcomp_cpu_kernels": ["gcomp_backend_api"],
-    "gcomp_backend_kernels": ["gcomp_backend_api", "gcomp_cpu_kernels"],
+    "gcomp_backend_kernels": ["gcomp_backend_api", "gcomp_cpu_kernels", "gcomp_cuda_kernels"],
     "gcomp_cpu_backend": ["gcomp_cpu_kernels"],
     "gcomp_cuda_kernels": ["gcomp_core", "gcomp_backend_api"],
     "gcomp_backends": ["gcomp_backend_kernels", "gcomp_cpu_backend"],

@@ -1,7 +1,5 @@
-// What the oneDNN and OpenBLAS kernels read from a FusedConv / FusedGemm / MatMul step: its
-// geometry, storage types and epilogue (graph/ops/fused_ops.cc defines the semantics). Parsing
-// returns nullopt with `why_not` set when a step is outside what these kernels run (the table then
-// asks the next entry), never an error.
+// The oneDNN and OpenBLAS kernels' view of FusedConv / FusedGemm / MatMul steps: the parsing every
+// backend shares (runtime/fused_op.h), and the cpu's fp32 epilogue and constant helpers.
 #pragma once
 
 #include <cstdint>
@@ -10,44 +8,23 @@
 #include <vector>
 
 #include "core/epilogue.h"
+#include "runtime/fused_op.h"
 #include "runtime/cpu/kernel.h"
 
 namespace gcomp::cpu::blas {
 
 using Act = Activation;  // core/epilogue.h
 
-// The fused-op input indices.
-inline constexpr size_t kBiasInput = 2;
-inline constexpr size_t kResidualInput = 3;
-
-struct ConvParams {
-  bool nhwc = false;
-  int64_t n = 0, c = 0, h = 0, w = 0;  // input
-  int64_t cout = 0, ho = 0, wo = 0;    // output
-  int64_t kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
-  int64_t group = 1;
-  DType dtype = DType::kF32;   // X, Z and Y
-  DType wdtype = DType::kF32;  // W (and B)
-  Epilogue epi;
-};
-
-struct GemmParams {
-  int64_t m = 0, k = 0, n = 0;
-  bool trans_b = false;
-  float alpha = 1.0f;
-  DType dtype = DType::kF32;   // A, Z and Y
-  DType wdtype = DType::kF32;  // B (and bias)
-  Epilogue epi;
-};
-
-// The parameter blobs of the conv and GEMM entries: the fused op's geometry and epilogue attributes.
-std::vector<AttrSpec> ConvParamSpecs();
-std::vector<AttrSpec> GemmParamSpecs();
-
-std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not);
-// FusedGemm, or MatMul (A [..., K] x constant B [K, N], no epilogue).
-std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not);
+using runtime::ConvParams;
+using runtime::ConvParamSpecs;
+using runtime::DescribeConv;
+using runtime::DescribeGemm;
+using runtime::GemmParams;
+using runtime::GemmParamSpecs;
+using runtime::kBiasInput;
+using runtime::kResidualInput;
+using runtime::ParseConv;
+using runtime::ParseGemm;
 
 // y[i] = act(y[i] + bias[i]) over one row of n values (bias may be nullptr).
 void BiasActRow(const Epilogue& e, const float* bias, float* y, int64_t n);
@@ -55,8 +32,5 @@ void BiasActRow(const Epilogue& e, const float* bias, float* y, int64_t n);
 // The constant input `index` as fp32 (LoadF32 of the plain bytes); an error when its byte count
 // does not match its dims and dtype.
 absl::StatusOr<std::vector<float>> ConstantF32(const KernelSpec& spec, size_t index);
-
-std::string DescribeConv(const ConvParams& p);
-std::string DescribeGemm(const GemmParams& p);
 
 }  // namespace gcomp::cpu::blas

@@ -12,17 +12,13 @@
 
 #include "core/size.h"
 #include "runtime/cpu/kernel.h"
+#include "runtime/op_geometry.h"
 
 namespace gcomp::cpu::own {
 
-// The storage types the float kernels load and store (math is fp32).
-inline bool IsStorageFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
-
-// Whether every output is present and none shares its memory with an input (spec.in_place).
-bool PresentAndNotInPlace(const KernelSpec& spec);
-
-// The int64 values of a constant integer operand (i64 or i32, plain layout); nullopt otherwise.
-std::optional<std::vector<int64_t>> ConstantInts(const Operand& op);
+using runtime::ConstantInts;           // runtime/op_geometry.h
+using runtime::IsStorageFloat;
+using runtime::PresentAndNotInPlace;
 
 // exp(x) on 8 lanes: range reduction by ln 2 and a degree-6 polynomial, ~2 ulp for x in
 // [-87, 88]; smaller x give 0-ish tiny values, -inf gives 0.

@@ -9,35 +9,6 @@ namespace gcomp::cpu {
 
 namespace own {
 
-bool PresentAndNotInPlace(const KernelSpec& spec) {
-  for (const Operand& o : spec.outputs) {
-    if (!o.present) return false;
-  }
-  for (int i : spec.in_place) {
-    if (i >= 0) return false;
-  }
-  return true;
-}
-
-std::optional<std::vector<int64_t>> ConstantInts(const Operand& op) {
-  if (!op.present || !op.is_constant()) return std::nullopt;
-  const int64_t n = NumElements(op.dims);
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  if (op.dtype == DType::kI64 && op.constant_bytes == static_cast<size_t>(n) * 8) {
-    std::memcpy(v.data(), op.constant, static_cast<size_t>(n) * 8);
-    return v;
-  }
-  if (op.dtype == DType::kI32 && op.constant_bytes == static_cast<size_t>(n) * 4) {
-    for (int64_t i = 0; i < n; ++i) {
-      int32_t x;
-      std::memcpy(&x, op.constant + i * 4, 4);
-      v[i] = x;
-    }
-    return v;
-  }
-  return std::nullopt;
-}
-
 void ToF32(DType dtype, const void* src, float* dst, int64_t n) {
   if (dtype != DType::kF16) {
     LoadF32(dtype, src, dst, n);  // f32: memcpy; bf16: a shift the compiler vectorizes

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "core/slice.h"
 #include "runtime/cpu/own/common.h"
+#include "runtime/op_geometry.h"
 
 namespace gcomp::cpu::own {
 namespace {
@@ -148,25 +149,11 @@ void RunTranspose(const TransposePlan& p, const uint8_t* src, uint8_t* dst, int 
 }
 
 std::optional<TransposePlan> ResolveTranspose(const KernelSpec& spec) {
-  if (!spec.params) return std::nullopt;
-  if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
-  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
-  const size_t es = DTypeSize(x.dtype);
-  if (!x.present || x.dtype != y.dtype || !MovableSize(es) || x.dims.size() > 8) return std::nullopt;
-  const int64_t r = static_cast<int64_t>(x.dims.size());
-  std::vector<int64_t> perm(r);
-  for (int64_t i = 0; i < r; ++i) perm[i] = r - 1 - i;
-  perm = spec.params->GetInts("perm", perm);
-  if (static_cast<int64_t>(perm.size()) != r) return std::nullopt;
-  std::vector<bool> seen(r, false);
-  std::vector<int64_t> out;
-  for (int64_t a : perm) {
-    if (a < 0 || a >= r || seen[a]) return std::nullopt;
-    seen[a] = true;
-    out.push_back(x.dims[a]);
-  }
-  if (out != y.dims) return std::nullopt;
-  return CollapseTranspose(x.dims, perm, es);
+  if (!PresentAndNotInPlace(spec)) return std::nullopt;
+  std::optional<std::vector<int64_t>> perm = runtime::ResolvePerm(spec);
+  const size_t es = DTypeSize(spec.inputs[0].dtype);
+  if (!perm || !MovableSize(es) || perm->size() > 8) return std::nullopt;
+  return CollapseTranspose(spec.inputs[0].dims, *perm, es);
 }
 
 class TransposeKernel : public ShapedKernel {
@@ -184,9 +171,7 @@ class TransposeKernel : public ShapedKernel {
 
 // ---- Slice --------------------------------------------------------------------------------
 
-struct SliceAxisPlan {
-  int64_t dim, start, step, count;
-};
+using runtime::SliceAxisPlan;
 
 struct SlicePlan {
   size_t es = 4;
@@ -195,41 +180,13 @@ struct SlicePlan {
 };
 
 std::optional<SlicePlan> ResolveSlice(const KernelSpec& spec) {
-  if (!spec.params) return std::nullopt;
-  if (spec.inputs.size() < 3 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
-  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
-  const size_t es = DTypeSize(x.dtype);
-  if (!x.present || x.dtype != y.dtype || !MovableSize(es)) return std::nullopt;
-  std::optional<std::vector<int64_t>> starts = ConstantInts(spec.inputs[1]), ends = ConstantInts(spec.inputs[2]);
-  if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
-  const size_t n = starts->size();
-  const int64_t r = static_cast<int64_t>(x.dims.size());
-  std::vector<int64_t> axes(n), steps(n, 1);
-  std::iota(axes.begin(), axes.end(), 0);
-  if (spec.inputs.size() > 3 && spec.inputs[3].present) {
-    std::optional<std::vector<int64_t>> a = ConstantInts(spec.inputs[3]);
-    if (!a) return std::nullopt;
-    axes = *a;
-  }
-  if (spec.inputs.size() > 4 && spec.inputs[4].present) {
-    std::optional<std::vector<int64_t>> s = ConstantInts(spec.inputs[4]);
-    if (!s) return std::nullopt;
-    steps = *s;
-  }
-  if (axes.size() != n || steps.size() != n || spec.inputs.size() > 5) return std::nullopt;
-  std::vector<SliceAxisPlan> plan(r);
-  for (int64_t i = 0; i < r; ++i) plan[i] = {x.dims[i], 0, 1, x.dims[i]};
-  std::vector<bool> sliced(r, false);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-    if (a < 0 || a >= r || sliced[a] || steps[i] == 0) return std::nullopt;
-    sliced[a] = true;
-    const SliceAxis c = gcomp::ResolveSlice((*starts)[i], (*ends)[i], steps[i], x.dims[a]);
-    plan[a] = {x.dims[a], c.start, c.step, c.count};
-  }
+  std::optional<std::vector<SliceAxisPlan>> axes = runtime::ResolveSliceAxes(spec);
+  if (!axes) return std::nullopt;
+  const std::vector<SliceAxisPlan>& plan = *axes;
+  const size_t es = DTypeSize(spec.inputs[0].dtype);
+  if (!MovableSize(es)) return std::nullopt;
   std::vector<int64_t> out;
   for (const SliceAxisPlan& p : plan) out.push_back(p.count);
-  if (out != y.dims) return std::nullopt;
   SlicePlan s;
   s.es = es;
   s.total = NumElements(out);

@@ -13,84 +13,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/own/common.h"
+#include "runtime/op_geometry.h"
 
 namespace gcomp::cpu::own {
 namespace {
 
-struct PoolPlan {
-  bool max = true, nhwc = false, include_pad = false;
-  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
-  DType x_type = DType::kF32, y_type = DType::kF32;
-};
+using PoolPlan = runtime::PoolGeometry;
+using ReducePlan = runtime::ReduceGeometry;
+using runtime::ResolvePool;
+using runtime::ResolveReduce;
 
-std::optional<PoolPlan> ResolvePool(const KernelSpec& spec) {
-  if (!spec.params) return std::nullopt;
-  if (spec.inputs.size() != 1 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
-  for (size_t i = 1; i < spec.outputs.size(); ++i) {
-    if (spec.outputs[i].present) return std::nullopt;  // MaxPool Indices
-  }
-  for (int i : spec.in_place) {
-    if (i >= 0) return std::nullopt;
-  }
-  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
-  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) || x.dims.size() != 4 || y.dims.size() != 4) {
-    return std::nullopt;
-  }
-  const Attributes& a = *spec.params;
-  PoolPlan p;
-  p.x_type = x.dtype;
-  p.y_type = y.dtype;
-  if (spec.op == "GlobalAveragePool") {
-    p.max = false;
-    p.n = x.dims[0];
-    p.c = x.dims[1];
-    p.h = p.kh = x.dims[2];
-    p.w = p.kw = x.dims[3];
-    p.oh = p.ow = 1;
-    if (y.dims != std::vector<int64_t>{p.n, p.c, 1, 1}) return std::nullopt;
-    return p;
-  }
-  if (spec.op == "Pool") {
-    const std::string kind = a.GetString("kind", "max"), layout = a.GetString("layout", "NCHW");
-    if ((kind != "max" && kind != "average") || (layout != "NCHW" && layout != "NHWC")) return std::nullopt;
-    p.max = kind == "max";
-    p.nhwc = layout == "NHWC";
-  } else if (spec.op == "MaxPool" || spec.op == "AveragePool") {
-    p.max = spec.op == "MaxPool";
-  } else {
-    return std::nullopt;
-  }
-  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && !auto_pad.empty()) return std::nullopt;
-  const std::vector<int64_t> k = a.GetInts("kernel_shape");
-  const std::vector<int64_t> s = a.GetInts("strides", {1, 1});
-  const std::vector<int64_t> d = a.GetInts("dilations", {1, 1});
-  const std::vector<int64_t> pads = a.GetInts("pads", {0, 0, 0, 0});
-  if (k.size() != 2 || s.size() != 2 || pads.size() != 4 || d != std::vector<int64_t>{1, 1}) return std::nullopt;
-  if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1) return std::nullopt;
-  for (int64_t v : pads) {
-    if (v < 0) return std::nullopt;
-  }
-  p.include_pad = !p.max && a.GetInt("count_include_pad", 0) == 1;
-  p.n = x.dims[0];
-  p.c = p.nhwc ? x.dims[3] : x.dims[1];
-  p.h = p.nhwc ? x.dims[1] : x.dims[2];
-  p.w = p.nhwc ? x.dims[2] : x.dims[3];
-  p.oh = p.nhwc ? y.dims[1] : y.dims[2];
-  p.ow = p.nhwc ? y.dims[2] : y.dims[3];
-  const int64_t yc = p.nhwc ? y.dims[3] : y.dims[1];
-  if (y.dims[0] != p.n || yc != p.c) return std::nullopt;
-  p.kh = k[0];
-  p.kw = k[1];
-  p.sh = s[0];
-  p.sw = s[1];
-  p.pt = pads[0];
-  p.pl = pads[1];
-  p.pb = pads[2];
-  p.pr = pads[3];
-  return p;
-}
 
 // Window taps of output position `o` along one axis: [lo, hi) inside the input, and the count
 // inside the padded input [-pad_begin, in + pad_end).
@@ -206,71 +138,6 @@ class PoolKernel : public ShapedKernel {
 };
 
 // ---- ReduceMean ---------------------------------------------------------------------------
-
-// y[o, i] = mean over r of x[o, r, i]: the input as [outer, reduced, inner].
-struct ReducePlan {
-  int64_t outer = 1, reduced = 1, inner = 1;
-  DType x_type = DType::kF32, y_type = DType::kF32;
-};
-
-std::optional<ReducePlan> ResolveReduce(const KernelSpec& spec) {
-  if (!spec.params) return std::nullopt;
-  if (spec.inputs.empty() || spec.inputs.size() > 2 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) {
-    return std::nullopt;
-  }
-  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
-  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype)) return std::nullopt;
-  const int64_t r = static_cast<int64_t>(x.dims.size());
-  std::vector<int64_t> axes = spec.params->GetInts("axes");
-  if (spec.inputs.size() == 2 && spec.inputs[1].present) {
-    std::optional<std::vector<int64_t>> a = ConstantInts(spec.inputs[1]);
-    if (!a) return std::nullopt;
-    axes = *a;
-  }
-  if (axes.empty()) {
-    if (spec.params->GetInt("noop_with_empty_axes", 0) == 1) return std::nullopt;
-    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
-  }
-  std::vector<bool> reduced(r, false);
-  for (int64_t a : axes) {
-    if (a < -r || a >= r) return std::nullopt;
-    const int64_t n = a < 0 ? a + r : a;
-    if (reduced[n]) return std::nullopt;
-    reduced[n] = true;
-  }
-  // The reduced axes, ignoring unit dims, must form one contiguous block.
-  int64_t first = -1, last = -1;
-  for (int64_t i = 0; i < r; ++i) {
-    if (reduced[i] && x.dims[i] != 1) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  ReducePlan p;
-  p.x_type = x.dtype;
-  p.y_type = y.dtype;
-  for (int64_t i = 0; i < r; ++i) {
-    if (first >= 0 && i >= first && i <= last) {
-      if (!reduced[i] && x.dims[i] != 1) return std::nullopt;
-      p.reduced *= x.dims[i];
-    } else if (first >= 0 && i > last) {
-      p.inner *= x.dims[i];
-    } else {
-      p.outer *= x.dims[i];
-    }
-  }
-  const bool keep = spec.params->GetInt("keepdims", 1) == 1;
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < r; ++i) {
-    if (!reduced[i]) {
-      out.push_back(x.dims[i]);
-    } else if (keep) {
-      out.push_back(1);
-    }
-  }
-  if (out != y.dims || p.reduced == 0) return std::nullopt;
-  return p;
-}
 
 class ReduceMeanKernel : public ShapedKernel {
  public:

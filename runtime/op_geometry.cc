@@ -1,0 +1,227 @@
+#include "runtime/op_geometry.h"
+
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "core/slice.h"
+
+namespace gcomp::runtime {
+
+bool PresentAndNotInPlace(const KernelSpec& spec) {
+  for (const Operand& o : spec.outputs) {
+    if (!o.present) return false;
+  }
+  for (int i : spec.in_place) {
+    if (i >= 0) return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<int64_t>> ConstantInts(const Operand& op) {
+  if (!op.present || !op.is_constant()) return std::nullopt;
+  const int64_t n = NumElements(op.dims);
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  if (op.dtype == DType::kI64 && op.constant_bytes == static_cast<size_t>(n) * 8) {
+    std::memcpy(v.data(), op.constant, static_cast<size_t>(n) * 8);
+    return v;
+  }
+  if (op.dtype == DType::kI32 && op.constant_bytes == static_cast<size_t>(n) * 4) {
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t x;
+      std::memcpy(&x, op.constant + i * 4, 4);
+      v[i] = x;
+    }
+    return v;
+  }
+  return std::nullopt;
+}
+
+
+std::optional<PoolGeometry> ResolvePool(const KernelSpec& spec) {
+  if (!spec.params) return std::nullopt;
+  if (spec.inputs.size() != 1 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
+  for (size_t i = 1; i < spec.outputs.size(); ++i) {
+    if (spec.outputs[i].present) return std::nullopt;  // MaxPool Indices
+  }
+  for (int i : spec.in_place) {
+    if (i >= 0) return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) || x.dims.size() != 4 || y.dims.size() != 4) {
+    return std::nullopt;
+  }
+  const Attributes& a = *spec.params;
+  PoolGeometry p;
+  p.x_type = x.dtype;
+  p.y_type = y.dtype;
+  if (spec.op == "GlobalAveragePool") {
+    p.max = false;
+    p.n = x.dims[0];
+    p.c = x.dims[1];
+    p.h = p.kh = x.dims[2];
+    p.w = p.kw = x.dims[3];
+    p.oh = p.ow = 1;
+    if (y.dims != std::vector<int64_t>{p.n, p.c, 1, 1}) return std::nullopt;
+    return p;
+  }
+  if (spec.op == "Pool") {
+    const std::string kind = a.GetString("kind", "max"), layout = a.GetString("layout", "NCHW");
+    if ((kind != "max" && kind != "average") || (layout != "NCHW" && layout != "NHWC")) return std::nullopt;
+    p.max = kind == "max";
+    p.nhwc = layout == "NHWC";
+  } else if (spec.op == "MaxPool" || spec.op == "AveragePool") {
+    p.max = spec.op == "MaxPool";
+  } else {
+    return std::nullopt;
+  }
+  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && !auto_pad.empty()) return std::nullopt;
+  const std::vector<int64_t> k = a.GetInts("kernel_shape");
+  const std::vector<int64_t> s = a.GetInts("strides", {1, 1});
+  const std::vector<int64_t> d = a.GetInts("dilations", {1, 1});
+  const std::vector<int64_t> pads = a.GetInts("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || pads.size() != 4 || d != std::vector<int64_t>{1, 1}) return std::nullopt;
+  if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1) return std::nullopt;
+  for (int64_t v : pads) {
+    if (v < 0) return std::nullopt;
+  }
+  p.include_pad = !p.max && a.GetInt("count_include_pad", 0) == 1;
+  p.n = x.dims[0];
+  p.c = p.nhwc ? x.dims[3] : x.dims[1];
+  p.h = p.nhwc ? x.dims[1] : x.dims[2];
+  p.w = p.nhwc ? x.dims[2] : x.dims[3];
+  p.oh = p.nhwc ? y.dims[1] : y.dims[2];
+  p.ow = p.nhwc ? y.dims[2] : y.dims[3];
+  const int64_t yc = p.nhwc ? y.dims[3] : y.dims[1];
+  if (y.dims[0] != p.n || yc != p.c) return std::nullopt;
+  p.kh = k[0];
+  p.kw = k[1];
+  p.sh = s[0];
+  p.sw = s[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  return p;
+}
+
+
+std::optional<ReduceGeometry> ResolveReduce(const KernelSpec& spec) {
+  if (!spec.params) return std::nullopt;
+  if (spec.inputs.empty() || spec.inputs.size() > 2 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) {
+    return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype)) return std::nullopt;
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> axes = spec.params->GetInts("axes");
+  if (spec.inputs.size() == 2 && spec.inputs[1].present) {
+    std::optional<std::vector<int64_t>> a = ConstantInts(spec.inputs[1]);
+    if (!a) return std::nullopt;
+    axes = *a;
+  }
+  if (axes.empty()) {
+    if (spec.params->GetInt("noop_with_empty_axes", 0) == 1) return std::nullopt;
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  std::vector<bool> reduced(r, false);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) return std::nullopt;
+    const int64_t n = a < 0 ? a + r : a;
+    if (reduced[n]) return std::nullopt;
+    reduced[n] = true;
+  }
+  // The reduced axes, ignoring unit dims, must form one contiguous block.
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < r; ++i) {
+    if (reduced[i] && x.dims[i] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  ReduceGeometry p;
+  p.x_type = x.dtype;
+  p.y_type = y.dtype;
+  for (int64_t i = 0; i < r; ++i) {
+    if (first >= 0 && i >= first && i <= last) {
+      if (!reduced[i] && x.dims[i] != 1) return std::nullopt;
+      p.reduced *= x.dims[i];
+    } else if (first >= 0 && i > last) {
+      p.inner *= x.dims[i];
+    } else {
+      p.outer *= x.dims[i];
+    }
+  }
+  const bool keep = spec.params->GetInt("keepdims", 1) == 1;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < r; ++i) {
+    if (!reduced[i]) {
+      out.push_back(x.dims[i]);
+    } else if (keep) {
+      out.push_back(1);
+    }
+  }
+  if (out != y.dims || p.reduced == 0) return std::nullopt;
+  return p;
+}
+
+std::optional<std::vector<SliceAxisPlan>> ResolveSliceAxes(const KernelSpec& spec) {
+  if (!spec.params) return std::nullopt;
+  if (spec.inputs.size() < 3 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!x.present || x.dtype != y.dtype) return std::nullopt;
+  std::optional<std::vector<int64_t>> starts = ConstantInts(spec.inputs[1]), ends = ConstantInts(spec.inputs[2]);
+  if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+  const size_t n = starts->size();
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> axes(n), steps(n, 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (spec.inputs.size() > 3 && spec.inputs[3].present) {
+    std::optional<std::vector<int64_t>> a = ConstantInts(spec.inputs[3]);
+    if (!a) return std::nullopt;
+    axes = *a;
+  }
+  if (spec.inputs.size() > 4 && spec.inputs[4].present) {
+    std::optional<std::vector<int64_t>> s = ConstantInts(spec.inputs[4]);
+    if (!s) return std::nullopt;
+    steps = *s;
+  }
+  if (axes.size() != n || steps.size() != n || spec.inputs.size() > 5) return std::nullopt;
+  std::vector<SliceAxisPlan> plan(r);
+  for (int64_t i = 0; i < r; ++i) plan[i] = {x.dims[i], 0, 1, x.dims[i]};
+  std::vector<bool> sliced(r, false);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+    if (a < 0 || a >= r || sliced[a] || steps[i] == 0) return std::nullopt;
+    sliced[a] = true;
+    const SliceAxis c = gcomp::ResolveSlice((*starts)[i], (*ends)[i], steps[i], x.dims[a]);
+    plan[a] = {x.dims[a], c.start, c.step, c.count};
+  }
+  std::vector<int64_t> out;
+  for (const SliceAxisPlan& p : plan) out.push_back(p.count);
+  if (out != y.dims) return std::nullopt;
+  return plan;
+}
+
+std::optional<std::vector<int64_t>> ResolvePerm(const KernelSpec& spec) {
+  if (!spec.params || spec.inputs.size() != 1 || spec.outputs.size() != 1) return std::nullopt;
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!x.present || x.dtype != y.dtype) return std::nullopt;
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> perm(r);
+  for (int64_t i = 0; i < r; ++i) perm[i] = r - 1 - i;
+  perm = spec.params->GetInts("perm", perm);
+  if (static_cast<int64_t>(perm.size()) != r) return std::nullopt;
+  std::vector<bool> seen(r, false);
+  std::vector<int64_t> out;
+  for (int64_t a : perm) {
+    if (a < 0 || a >= r || seen[a]) return std::nullopt;
+    seen[a] = true;
+    out.push_back(x.dims[a]);
+  }
+  if (out != y.dims) return std::nullopt;
+  return perm;
+}
+
+}  // namespace gcomp::runtime

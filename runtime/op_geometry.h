@@ -1,0 +1,53 @@
+// Backend-independent geometry of the data-movement and pooling steps: what a step computes, with
+// its attributes and constant inputs checked, for every backend's kernels (the cpu's own kernels
+// and the cuda backend's generated ones). Each returns nullopt when the step is outside what it
+// describes (the kernel table then asks the next entry).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/dtype.h"
+#include "runtime/kernel.h"
+
+namespace gcomp::runtime {
+
+// The storage types the float kernels load and store (math is fp32).
+inline bool IsStorageFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+// Whether every output is present and none shares its memory with an input (spec.in_place).
+bool PresentAndNotInPlace(const KernelSpec& spec);
+
+// The int64 values of a constant integer operand (i64 or i32, plain layout); nullopt otherwise.
+std::optional<std::vector<int64_t>> ConstantInts(const Operand& op);
+
+// 2-D max/average pooling: gcomp Pool (NHWC or NCHW), ONNX MaxPool without Indices, AveragePool,
+// GlobalAveragePool.
+struct PoolGeometry {
+  bool max = true, nhwc = false, include_pad = false;
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  DType x_type = DType::kF32, y_type = DType::kF32;
+};
+std::optional<PoolGeometry> ResolvePool(const KernelSpec& spec);
+
+// ReduceMean as y[o, i] = mean over r of x[o, r, i] (the reduced axes, unit dims aside, one
+// contiguous block).
+struct ReduceGeometry {
+  int64_t outer = 1, reduced = 1, inner = 1;
+  DType x_type = DType::kF32, y_type = DType::kF32;
+};
+std::optional<ReduceGeometry> ResolveReduce(const KernelSpec& spec);
+
+// Slice with constant starts/ends/axes/steps: per input axis, `count` elements from `start` by
+// `step` (ONNX clamping applied), whole axes included.
+struct SliceAxisPlan {
+  int64_t dim, start, step, count;
+};
+std::optional<std::vector<SliceAxisPlan>> ResolveSliceAxes(const KernelSpec& spec);
+
+// Transpose: the permutation (default: reversed axes), checked against the operand dims.
+std::optional<std::vector<int64_t>> ResolvePerm(const KernelSpec& spec);
+
+}  // namespace gcomp::runtime
