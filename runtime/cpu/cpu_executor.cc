@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/plan_steps.h"
 
 namespace gcomp::cpu {
 namespace {
@@ -41,8 +42,6 @@ absl::Status Grow(uint8_t*& block, int64_t& capacity, int64_t need, const char* 
   return absl::OkStatus();
 }
 
-std::string DimsString(const std::vector<int64_t>& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
-
 class CpuExecutor : public runtime::Executor {
  public:
   CpuExecutor(std::shared_ptr<const plan::Plan> plan, const runtime::ExecutorOptions& options)
@@ -60,15 +59,10 @@ class CpuExecutor : public runtime::Executor {
 
  private:
   absl::Status Reshape(int64_t batch);
-  absl::Status CheckCapacities(int64_t batch) const;
-  absl::StatusOr<int64_t> BatchOf(const std::map<std::string, Tensor>& inputs) const;
-  std::vector<int64_t> DimsAt(const Buffer& b, int64_t batch) const;
-  runtime::KernelSpec SpecAt(const plan::Step& s, int64_t batch) const;
-  int Root(int id) const;
-  absl::Status StepError(const plan::Step& s, const absl::Status& st) const {
-    return absl::Status(st.code(),
-                        absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
+  runtime::KernelSpec SpecAt(const plan::Step& s, int64_t batch) const {
+    return runtime::SpecAt(*plan_, s, batch, options_.threads);
   }
+  int Root(int id) const { return runtime::RootBuffer(*plan_, id); }
 
   std::shared_ptr<const plan::Plan> plan_;
   runtime::ExecutorOptions options_;
@@ -85,84 +79,16 @@ class CpuExecutor : public runtime::Executor {
   std::vector<double> step_seconds_;
 };
 
-std::vector<int64_t> CpuExecutor::DimsAt(const Buffer& b, int64_t batch) const {
-  std::vector<int64_t> dims;
-  for (const plan::LinearDim& d : b.dims) dims.push_back(d.At(batch));
-  return dims;
-}
-
-int CpuExecutor::Root(int id) const {
-  while (plan_->buffers[id].kind == BufferKind::kAlias) id = plan_->buffers[id].alias_of;
-  return id;
-}
-
-runtime::KernelSpec CpuExecutor::SpecAt(const plan::Step& s, int64_t batch) const {
-  runtime::KernelSpec spec;
-  spec.name = s.name;
-  spec.op = s.op;
-  spec.params = &s.params;
-  spec.threads = options_.threads;
-  spec.in_place.assign(s.in_place.begin(), s.in_place.end());
-  for (int32_t id : s.inputs) {
-    runtime::Operand op;
-    if (id < 0) {
-      op.present = false;
-    } else {
-      const Buffer& b = plan_->buffers[id];
-      op.dtype = b.dtype;
-      op.dims = DimsAt(b, batch);
-      if (b.kind == BufferKind::kConstant) {
-        op.constant = plan_->weights + b.offset;
-        op.constant_bytes = static_cast<size_t>(b.bytes);
-        op.format = b.format;
-      }
-    }
-    spec.inputs.push_back(std::move(op));
-  }
-  for (int32_t id : s.outputs) {
-    runtime::Operand op;
-    op.dtype = plan_->buffers[id].dtype;
-    op.dims = DimsAt(plan_->buffers[id], batch);
-    spec.outputs.push_back(std::move(op));
-  }
-  return spec;
-}
-
 absl::Status CpuExecutor::Init() {
   const runtime::BackendKernels& backend = CpuBackend().kernels_side();
   if (options_.threads < 1 || options_.threads > 1024) {
     return absl::InvalidArgumentError(absl::StrCat("threads ", options_.threads, ", expected 1..1024"));
   }
-  RETURN_IF_ERROR(runtime::CheckPlanForBackend(*plan_, backend));
-  for (int32_t id : plan_->outputs) {
-    if (plan_->buffers[id].kind != BufferKind::kOutput) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid plan: graph output '", plan_->buffers[id].name,
-                                                     "' is not an output buffer written by a step"));
-    }
-  }
-  for (const plan::Step& s : plan_->steps) {
-    const KernelEntry* e = runtime::FindKernel(backend.kernels(), s.kernel);
-    if (absl::Status st = runtime::CheckParams(*e, s.params, s.params_version); !st.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid plan: step '", s.name, "' (", s.op, "): ", st.message()));
-    }
-    for (size_t k = 0; k < s.in_place.size(); ++k) {
-      if (s.in_place[k] < 0) continue;
-      bool allowed = false;
-      for (const runtime::InPlace& p : e->in_place) {
-        allowed |= p.output == static_cast<int>(k) && p.input == s.in_place[k];
-      }
-      if (!allowed) {
-        return absl::InvalidArgumentError(absl::StrCat("invalid plan: step '", s.name, "' (", s.op, ") writes output ",
-                                                       k, " over input ", s.in_place[k], ", which kernel '", s.kernel,
-                                                       "' does not allow"));
-      }
-    }
-    entries_.push_back(e);
-  }
+  ASSIGN_OR_RETURN(entries_, runtime::CheckedEntries(*plan_, backend));
   for (size_t i = 0; i < plan_->steps.size(); ++i) {
     const plan::Step& s = plan_->steps[i];
     auto k = entries_[i]->create(SpecAt(s, plan_->max_batch));
-    if (!k.ok()) return StepError(s, k.status());
+    if (!k.ok()) return runtime::StepError(s, k.status());
     kernels_.push_back(std::move(*k));
   }
   fixed_arena_ = AlignedAlloc(plan_->fixed_arena_bytes);
@@ -171,108 +97,10 @@ absl::Status CpuExecutor::Init() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> CpuExecutor::BatchOf(const std::map<std::string, Tensor>& inputs) const {
-  for (const auto& [name, t] : inputs) {
-    bool known = false;
-    for (int32_t id : plan_->inputs) known |= plan_->buffers[id].name == name;
-    if (!known) return absl::InvalidArgumentError(absl::StrCat("the plan has no input '", name, "'"));
-  }
-  int64_t batch = -1;
-  for (int32_t id : plan_->inputs) {
-    const Buffer& b = plan_->buffers[id];
-    auto it = inputs.find(b.name);
-    if (it == inputs.end()) return absl::InvalidArgumentError(absl::StrCat("missing input '", b.name, "'"));
-    const Tensor& t = it->second;
-    if (t.dtype() != b.dtype) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", b.name, "' is ", DTypeName(t.dtype()), ", expected ", DTypeName(b.dtype)));
-    }
-    auto mismatch = [&]() {
-      std::vector<std::string> want;
-      for (const plan::LinearDim& d : b.dims) {
-        want.push_back(d.per_batch == 0 ? absl::StrCat(d.fixed)
-                                        : absl::StrCat(d.per_batch == 1 ? "" : absl::StrCat(d.per_batch, "*"), "batch",
-                                                       d.fixed ? absl::StrCat("+", d.fixed) : ""));
-      }
-      return absl::InvalidArgumentError(absl::StrCat("input '", b.name, "' has dims ", DimsString(t.dims()),
-                                                     ", expected [", absl::StrJoin(want, ","), "] with batch 1..",
-                                                     plan_->max_batch));
-    };
-    if (t.dims().size() != b.dims.size()) return mismatch();
-    for (size_t k = 0; k < b.dims.size(); ++k) {
-      const plan::LinearDim& d = b.dims[k];
-      const int64_t got = t.dims()[k];
-      if (d.per_batch == 0) {
-        if (got != d.fixed) return mismatch();
-        continue;
-      }
-      if (got < d.fixed || (got - d.fixed) % d.per_batch != 0) return mismatch();
-      int64_t bk = (got - d.fixed) / d.per_batch;
-      if (batch >= 0 && bk != batch) return mismatch();
-      batch = bk;
-    }
-  }
-  if (batch < 0) batch = 1;  // static plan
-  if (batch < 1 || batch > plan_->max_batch) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("batch ", batch, " is outside the plan's 1..", plan_->max_batch, " (compile --batch N)"));
-  }
-  return batch;
-}
-
-// Every buffer's bytes at `batch` must fit the memory it resolves to (a crafted plan could give a
-// buffer fewer bytes than its dims need), and steps may only write to arena or output memory.
-absl::Status CpuExecutor::CheckCapacities(int64_t batch) const {
-  auto bytes_of = [&](const Buffer& b) -> int64_t {
-    int64_t n = static_cast<int64_t>(DTypeSize(b.dtype));
-    for (const plan::LinearDim& d : b.dims) n *= d.At(batch);
-    return n;
-  };
-  auto invalid = [](const Buffer& b, const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid plan: buffer '", b.name, "' ", what));
-  };
-  for (const Buffer& b : plan_->buffers) {
-    const Buffer& root = plan_->buffers[Root(static_cast<int>(&b - plan_->buffers.data()))];
-    int64_t capacity = 0;
-    switch (root.kind) {
-      case BufferKind::kBatchArena:
-        capacity = root.bytes * batch;
-        break;
-      case BufferKind::kFixedArena:
-        capacity = root.bytes;
-        break;
-      case BufferKind::kConstant:
-        capacity = root.bytes;
-        if (root.format.empty() && root.bytes != bytes_of(root))
-          return invalid(root, "has bytes that do not match its dims");
-        break;
-      case BufferKind::kInput:
-      case BufferKind::kOutput:
-        capacity = bytes_of(root);
-        break;
-      case BufferKind::kAlias:
-        break;
-    }
-    if (root.format.empty() && bytes_of(b) > capacity) {
-      return invalid(b, absl::StrCat("needs ", bytes_of(b), " bytes at batch ", batch, ", its memory has ", capacity));
-    }
-  }
-  for (const plan::Step& s : plan_->steps) {
-    for (int32_t id : s.outputs) {
-      const BufferKind k = plan_->buffers[Root(id)].kind;
-      if (k == BufferKind::kConstant || k == BufferKind::kInput) {
-        return invalid(plan_->buffers[id], absl::StrCat("is written by step '", s.name, "' but is a ",
-                                                        k == BufferKind::kConstant ? "weight" : "caller input"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CpuExecutor::Reshape(int64_t batch) {
   if (batch == batch_) return absl::OkStatus();
   RETURN_IF_ERROR(Grow(batch_arena_, batch_arena_capacity_, plan_->batch_arena_bytes * batch, "arena"));
-  if (!workspace_at_.count(batch)) RETURN_IF_ERROR(CheckCapacities(batch));
+  if (!workspace_at_.count(batch)) RETURN_IF_ERROR(runtime::CheckCapacities(*plan_, batch));
   int64_t workspace = 0;
   for (size_t i = 0; i < plan_->steps.size(); ++i) {
     const plan::Step& s = plan_->steps[i];
@@ -290,14 +118,16 @@ absl::Status CpuExecutor::Reshape(int64_t batch) {
 }
 
 absl::StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::map<std::string, Tensor>& inputs) {
-  ASSIGN_OR_RETURN(int64_t batch, BatchOf(inputs));
+  std::map<std::string, runtime::InputDecl> decl;
+  for (const auto& [name, t] : inputs) decl[name] = {t.dtype(), t.dims()};
+  ASSIGN_OR_RETURN(int64_t batch, runtime::BatchOf(*plan_, decl));
   RETURN_IF_ERROR(Reshape(batch));
   // OpenMP's thread count is per calling thread; OpenBLAS's is process-wide.
   omp_set_num_threads(options_.threads);
   openblas_set_num_threads(options_.threads);
   std::vector<Tensor> outputs;
   for (int32_t id : plan_->outputs) {
-    ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(plan_->buffers[id].dtype, DimsAt(plan_->buffers[id], batch)));
+    ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(plan_->buffers[id].dtype, runtime::DimsAt(plan_->buffers[id], batch)));
     outputs.push_back(std::move(t));
   }
   std::vector<uint8_t*> addr(plan_->buffers.size(), nullptr);
@@ -337,7 +167,7 @@ absl::StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::map<std::string,
     for (int32_t id : step.inputs) ins.push_back(id < 0 ? nullptr : addr[id]);
     for (int32_t id : step.outputs) outs.push_back(addr[id]);
     auto t0 = std::chrono::steady_clock::now();
-    if (absl::Status st = kernels_[s]->Run(ctx, ins, outs, workspace); !st.ok()) return StepError(step, st);
+    if (absl::Status st = kernels_[s]->Run(ctx, ins, outs, workspace); !st.ok()) return runtime::StepError(step, st);
     if (options_.profile) {
       step_seconds_[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }

@@ -1,0 +1,195 @@
+#include "runtime/plan_steps.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace gcomp::runtime {
+namespace {
+
+using plan::Buffer;
+using plan::BufferKind;
+
+std::string DimsString(const std::vector<int64_t>& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
+
+}  // namespace
+
+std::vector<int64_t> DimsAt(const Buffer& b, int64_t batch) {
+  std::vector<int64_t> dims;
+  for (const plan::LinearDim& d : b.dims) dims.push_back(d.At(batch));
+  return dims;
+}
+
+int RootBuffer(const plan::Plan& plan, int id) {
+  while (plan.buffers[id].kind == BufferKind::kAlias) id = plan.buffers[id].alias_of;
+  return id;
+}
+
+absl::Status StepError(const plan::Step& s, const absl::Status& st) {
+  return absl::Status(st.code(), absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
+}
+
+absl::StatusOr<std::vector<const KernelEntry*>> CheckedEntries(const plan::Plan& plan, const BackendKernels& backend) {
+  if (absl::Status s = CheckPlanForBackend(plan, backend); !s.ok()) return s;
+  for (int32_t id : plan.outputs) {
+    if (plan.buffers[id].kind != BufferKind::kOutput) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid plan: graph output '", plan.buffers[id].name,
+                                                     "' is not an output buffer written by a step"));
+    }
+  }
+  std::vector<const KernelEntry*> entries;
+  for (const plan::Step& s : plan.steps) {
+    const KernelEntry* e = FindKernel(backend.kernels(), s.kernel);
+    if (absl::Status st = CheckParams(*e, s.params, s.params_version); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid plan: step '", s.name, "' (", s.op, "): ", st.message()));
+    }
+    for (size_t k = 0; k < s.in_place.size(); ++k) {
+      if (s.in_place[k] < 0) continue;
+      bool allowed = false;
+      for (const InPlace& p : e->in_place) {
+        allowed |= p.output == static_cast<int>(k) && p.input == s.in_place[k];
+      }
+      if (!allowed) {
+        return absl::InvalidArgumentError(absl::StrCat("invalid plan: step '", s.name, "' (", s.op, ") writes output ",
+                                                       k, " over input ", s.in_place[k], ", which kernel '", s.kernel,
+                                                       "' does not allow"));
+      }
+    }
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+absl::StatusOr<int64_t> BatchOf(const plan::Plan& plan, const std::map<std::string, InputDecl>& inputs) {
+  for (const auto& [name, t] : inputs) {
+    bool known = false;
+    for (int32_t id : plan.inputs) known |= plan.buffers[id].name == name;
+    if (!known) return absl::InvalidArgumentError(absl::StrCat("the plan has no input '", name, "'"));
+  }
+  int64_t batch = -1;
+  for (int32_t id : plan.inputs) {
+    const Buffer& b = plan.buffers[id];
+    auto it = inputs.find(b.name);
+    if (it == inputs.end()) return absl::InvalidArgumentError(absl::StrCat("missing input '", b.name, "'"));
+    const InputDecl& t = it->second;
+    if (t.dtype != b.dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", b.name, "' is ", DTypeName(t.dtype), ", expected ", DTypeName(b.dtype)));
+    }
+    auto mismatch = [&]() {
+      std::vector<std::string> want;
+      for (const plan::LinearDim& d : b.dims) {
+        want.push_back(d.per_batch == 0 ? absl::StrCat(d.fixed)
+                                        : absl::StrCat(d.per_batch == 1 ? "" : absl::StrCat(d.per_batch, "*"), "batch",
+                                                       d.fixed ? absl::StrCat("+", d.fixed) : ""));
+      }
+      return absl::InvalidArgumentError(absl::StrCat("input '", b.name, "' has dims ", DimsString(t.dims),
+                                                     ", expected [", absl::StrJoin(want, ","), "] with batch 1..",
+                                                     plan.max_batch));
+    };
+    if (t.dims.size() != b.dims.size()) return mismatch();
+    for (size_t k = 0; k < b.dims.size(); ++k) {
+      const plan::LinearDim& d = b.dims[k];
+      const int64_t got = t.dims[k];
+      if (d.per_batch == 0) {
+        if (got != d.fixed) return mismatch();
+        continue;
+      }
+      if (got < d.fixed || (got - d.fixed) % d.per_batch != 0) return mismatch();
+      int64_t bk = (got - d.fixed) / d.per_batch;
+      if (batch >= 0 && bk != batch) return mismatch();
+      batch = bk;
+    }
+  }
+  if (batch < 0) batch = 1;  // static plan
+  if (batch < 1 || batch > plan.max_batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch ", batch, " is outside the plan's 1..", plan.max_batch, " (compile --batch N)"));
+  }
+  return batch;
+}
+
+// Every buffer's bytes at `batch` must fit the memory it resolves to (a crafted plan could give a
+// buffer fewer bytes than its dims need), and steps may only write to arena or output memory.
+absl::Status CheckCapacities(const plan::Plan& plan, int64_t batch) {
+  auto bytes_of = [&](const Buffer& b) -> int64_t {
+    int64_t n = static_cast<int64_t>(DTypeSize(b.dtype));
+    for (const plan::LinearDim& d : b.dims) n *= d.At(batch);
+    return n;
+  };
+  auto invalid = [](const Buffer& b, const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid plan: buffer '", b.name, "' ", what));
+  };
+  for (const Buffer& b : plan.buffers) {
+    const Buffer& root = plan.buffers[RootBuffer(plan, static_cast<int>(&b - plan.buffers.data()))];
+    int64_t capacity = 0;
+    switch (root.kind) {
+      case BufferKind::kBatchArena:
+        capacity = root.bytes * batch;
+        break;
+      case BufferKind::kFixedArena:
+        capacity = root.bytes;
+        break;
+      case BufferKind::kConstant:
+        capacity = root.bytes;
+        if (root.format.empty() && root.bytes != bytes_of(root))
+          return invalid(root, "has bytes that do not match its dims");
+        break;
+      case BufferKind::kInput:
+      case BufferKind::kOutput:
+        capacity = bytes_of(root);
+        break;
+      case BufferKind::kAlias:
+        break;
+    }
+    if (root.format.empty() && bytes_of(b) > capacity) {
+      return invalid(b, absl::StrCat("needs ", bytes_of(b), " bytes at batch ", batch, ", its memory has ", capacity));
+    }
+  }
+  for (const plan::Step& s : plan.steps) {
+    for (int32_t id : s.outputs) {
+      const BufferKind k = plan.buffers[RootBuffer(plan, id)].kind;
+      if (k == BufferKind::kConstant || k == BufferKind::kInput) {
+        return invalid(plan.buffers[id], absl::StrCat("is written by step '", s.name, "' but is a ",
+                                                        k == BufferKind::kConstant ? "weight" : "caller input"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+KernelSpec SpecAt(const plan::Plan& plan, const plan::Step& s, int64_t batch, int threads) {
+  KernelSpec spec;
+  spec.name = s.name;
+  spec.op = s.op;
+  spec.params = &s.params;
+  spec.threads = threads;
+  spec.precision = plan.precision;
+  spec.in_place.assign(s.in_place.begin(), s.in_place.end());
+  for (int32_t id : s.inputs) {
+    Operand op;
+    if (id < 0) {
+      op.present = false;
+    } else {
+      const Buffer& b = plan.buffers[id];
+      op.dtype = b.dtype;
+      op.dims = DimsAt(b, batch);
+      for (const plan::LinearDim& d : b.dims) op.per_batch.push_back(d.per_batch);
+      if (b.kind == BufferKind::kConstant) {
+        op.constant = plan.weights + b.offset;
+        op.constant_bytes = static_cast<size_t>(b.bytes);
+        op.format = b.format;
+      }
+    }
+    spec.inputs.push_back(std::move(op));
+  }
+  for (int32_t id : s.outputs) {
+    Operand op;
+    op.dtype = plan.buffers[id].dtype;
+    op.dims = DimsAt(plan.buffers[id], batch);
+    for (const plan::LinearDim& d : plan.buffers[id].dims) op.per_batch.push_back(d.per_batch);
+    spec.outputs.push_back(std::move(op));
+  }
+  return spec;
+}
+
+}  // namespace gcomp::runtime
