@@ -5,12 +5,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/cpu/cpu_backend.h"
+#ifdef GCOMP_HAVE_CUDA_EXECUTOR
+#include "runtime/cuda/cuda_backend.h"
+#endif
 
 namespace gcomp::runtime {
 namespace {
 
 const std::vector<const Backend*>& Registry() {
-  static const std::vector<const Backend*> kBackends = {&cpu::CpuBackend()};
+  static const std::vector<const Backend*> kBackends = {
+      &cpu::CpuBackend(),
+#ifdef GCOMP_HAVE_CUDA_EXECUTOR
+      &cuda::CudaSm90Backend(),
+      &cuda::CudaSm80Backend(),
+#endif
+  };
   return kBackends;
 }
 

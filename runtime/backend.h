@@ -20,6 +20,18 @@ namespace gcomp::runtime {
 struct ExecutorOptions {
   int threads = 1;
   bool profile = false;  // time every step (step_seconds())
+  // Device backends: the device, a stream the caller owns (nullptr: the executor creates one), and
+  // whether runs replay one CUDA graph per batch size (false: every run launches step by step).
+  int device = 0;
+  void* stream = nullptr;
+  bool device_graphs = true;
+};
+
+// A tensor in device memory (device backends' zero-copy path).
+struct DeviceBuffer {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> dims;
+  void* data = nullptr;
 };
 
 // Runs one plan (or, for `ref`, one graph); used by one thread at a time.
@@ -33,6 +45,17 @@ class Executor {
   virtual const std::map<std::string, int64_t>& launches() const = 0;
   // With options.profile: accumulated seconds per step index (empty otherwise).
   virtual const std::vector<double>& step_seconds() const = 0;
+  // Device backends: runs on device memory, inputs and preallocated outputs by name, enqueued on the
+  // executor's stream (no copy, no synchronization; the caller synchronizes its stream).
+  virtual absl::Status RunDevice(const std::map<std::string, DeviceBuffer>& inputs,
+                                 const std::map<std::string, DeviceBuffer>& outputs) {
+    return absl::UnimplementedError("this backend runs on host tensors only");
+  }
+  // Per step, the algorithm its kernel chose at the last run's batch size (empty where the
+  // backend has no choice to report).
+  virtual std::vector<std::string> step_algorithms() const { return {}; }
+  // The executor's memory, one line ("host" backends: empty).
+  virtual std::string memory_info() const { return ""; }
 };
 
 class Backend {

@@ -1,4 +1,6 @@
-// gcomp inspect PLAN [--format text|json] [-o FILE]: the plan's header, memory figures and steps.
+// gcomp inspect PLAN [--format text|json] [-o FILE] [--device-code DIR]: the plan's header, memory
+// figures and steps; --device-code writes each module of the kernels section as DIR/NAME.cubin and
+// DIR/NAME.ptx (for cuobjdump and ptxas).
 // gcomp inspect MODEL.onnx [--level O0|O1|O2] [--precision P] [--keep-fp32 REGEX] [--format text|dot|json|html] [--summary] [--explain] [-o FILE]
 #include <fstream>
 #include <iostream>
@@ -17,7 +19,7 @@
 namespace gcomp::cli {
 
 int Inspect(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes", "--precision", "--keep-fp32", "--calibration"}, {"--summary", "--explain"});
+  auto args = ParseArgs(argc, argv, 2, {"--level", "--format", "-o", "--target", "--passes", "--precision", "--keep-fp32", "--calibration", "--device-code"}, {"--summary", "--explain"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("inspect takes one MODEL.onnx or PLAN"));
   std::string format = args->Get("--format", "text");
@@ -33,6 +35,16 @@ int Inspect(int argc, char** argv) {
     }
     auto plan = plan::ReadPlanFile(args->positional[0]);
     if (!plan.ok()) return Report(plan.status());
+    if (args->Has("--device-code")) {
+      const std::string dir = args->Get("--device-code");
+      for (const plan::DeviceCode& c : (*plan)->device_code) {
+        for (const auto& [ext, bytes] : {std::pair{".cubin", &c.cubin}, std::pair{".ptx", &c.ptx}}) {
+          const std::string path = absl::StrCat(dir, "/", c.name, ext);
+          std::ofstream f(path, std::ios::binary);
+          if (!(f << *bytes)) return Report(absl::PermissionDeniedError(absl::StrCat(path, ": cannot write file")));
+        }
+      }
+    }
     std::string text = format == "json" ? plan::PlanToJson(**plan) : plan::PlanToText(**plan);
     if (args->Has("-o")) {
       std::ofstream f(args->Get("-o"));

@@ -12,6 +12,7 @@ constexpr const char* kUsage = R"(usage: gcomp <command> [options]
 commands:
   compile MODEL.onnx -o OUT.gplan [--target cpu] [--precision P] [--level L] [--batch N] [--keep-fp32 REGEX]
   inspect MODEL.onnx|PLAN [--target T] [--level L] [--format text|dot|json|html] [--summary] [--explain] [-o FILE]
+                             [--device-code DIR]   (a plan: write its generated kernels, cubin and PTX)
   opt MODEL.onnx --passes=a,b [--print-after=PASS] [--print-after-all] [--verify-each] [--time-passes] [--explain]
   run PLAN|MODEL.onnx --input NAME=FILE.pb ... [--target ref|cpu] [--level L] [--precision P] [--output-dir DIR]
   check CASE_DIR [--target ref|cpu] [--level L] [--precision P] [--rtol R] [--atol A]

@@ -3,7 +3,8 @@
 # the Debian packages (compiler toolchain, protobuf, abseil, ONNX protobuf classes, GoogleTest,
 # oneDNN and OpenBLAS for the CPU kernels, xxHash for plan section hashes, torch/torchvision for
 # exports) and a Python virtual environment (.venv, system site packages
-# for Debian's torch) with the pinned PyPI tooling of tools/requirements.txt.
+# for Debian's torch) with the pinned PyPI tooling of tools/requirements.txt and, without their
+# dependencies, the CUDA header and tool wheels of tools/requirements-nodeps.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -24,9 +25,10 @@ fi
 
 venv="$root/.venv"
 stamp="$venv/.requirements"
-if [ ! -x "$venv/bin/python" ] || ! cmp -s "$root/tools/requirements.txt" "$stamp"; then
+if [ ! -x "$venv/bin/python" ] || ! cat "$root/tools/requirements.txt" "$root/tools/requirements-nodeps.txt" | cmp -s - "$stamp"; then
   echo "setup: creating $venv"
   /usr/bin/python3 -m venv --system-site-packages "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/tools/requirements.txt"
-  cp "$root/tools/requirements.txt" "$stamp"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/tools/requirements-nodeps.txt"
+  cat "$root/tools/requirements.txt" "$root/tools/requirements-nodeps.txt" > "$stamp"
 fi

@@ -18,7 +18,9 @@ using runtime::Packed;
 
 bool Tf32(const KernelSpec& spec) { return spec.precision == "tf32"; }
 
-std::optional<RowMajorGemm> GemmOf(const KernelSpec& spec, std::string* why_not) {
+}  // namespace
+
+std::optional<RowMajorGemm> GemmFor(const KernelSpec& spec, std::string* why_not) {
   std::optional<runtime::GemmParams> p = runtime::ParseGemm(spec, why_not);
   if (!p) return std::nullopt;
   RowMajorGemm g;
@@ -39,6 +41,8 @@ std::optional<RowMajorGemm> GemmOf(const KernelSpec& spec, std::string* why_not)
 bool LibraryActivation(Activation a) {
   return a == Activation::kNone || a == Activation::kRelu || a == Activation::kGeluTanh;
 }
+
+namespace {
 
 // The batch axis of a GEMM or convolution output: the leading one, or none.
 bool OutputScales(const KernelSpec& spec) {
@@ -63,7 +67,7 @@ KernelEntry GemmEntry(bool separate_activation) {
                       : "cuBLASLt GEMM with bias/ReLU/tanh-GELU epilogue and the residual as beta*C";
   e.accepts = [separate_activation](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
-    std::optional<RowMajorGemm> g = GemmOf(spec, &why);
+    std::optional<RowMajorGemm> g = GemmFor(spec, &why);
     if (!g || LibraryActivation(g->act) == separate_activation) return std::nullopt;
     RowMajorGemm lib = *g;
     if (separate_activation) lib.act = Activation::kNone;

@@ -10,6 +10,7 @@
 
 #include "runtime/backend_kernels.h"
 #include "runtime/cuda/device_kernels.h"
+#include "runtime/cuda/gemm_desc.h"
 #include "runtime/fused_op.h"
 
 namespace gcomp::cuda {
@@ -32,6 +33,11 @@ const runtime::KernelTable& CudaKernelTable();
 // The backends' selection sides, by architecture.
 const runtime::BackendKernels& CudaSm90Kernels();
 const runtime::BackendKernels& CudaSm80Kernels();
+
+// A FusedGemm/MatMul step as the row-major GEMM of gemm_desc.h (tf32 from the plan's precision).
+std::optional<RowMajorGemm> GemmFor(const runtime::KernelSpec& spec, std::string* why_not);
+// Whether cuBLASLt's epilogue applies the activation exactly (none, relu, gelu_tanh).
+bool LibraryActivation(Activation a);
 
 // The generated kernel of a step run by a generated-kernel entry (pool, reduce_mean, map,
 // binary), as codegen compiled it; nullopt with `why_not` otherwise.

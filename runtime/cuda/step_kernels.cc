@@ -1,0 +1,158 @@
+// The cuBLASLt GEMM and generated-kernel steps of the cuda executor (the cuDNN convolution is in
+// cudnn_conv.cc).
+#include "runtime/cuda/step_kernels.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "runtime/cuda/cuda_kernels.h"
+#include "runtime/cuda/cuda_status.h"
+#include "runtime/cuda/lt_matmul.h"
+
+namespace gcomp::cuda {
+namespace {
+
+using runtime::KernelSpec;
+
+// The run's `outer` of a generated kernel: the leading output dim at this batch, or its fixed size.
+int64_t OuterAt(const GeneratedKernel& k, const KernelSpec& spec) {
+  if (!k.outer_is_batch) return k.fixed_outer;
+  const std::vector<int64_t>& d = spec.outputs.at(0).dims;
+  return d.empty() ? 1 : d[0];
+}
+
+class GeneratedStep : public CudaKernel {
+ public:
+  GeneratedStep(const CudaContext& ctx, GeneratedKernel k, const void* fn)
+      : ctx_(ctx), k_(std::move(k)), fn_(fn) {}
+
+  absl::StatusOr<int64_t> Reshape(const KernelSpec& spec) override {
+    // The function was generated for the maximum batch's dims; at this batch, the same function
+    // must come out (only the leading axis may change).
+    std::string why;
+    std::optional<GeneratedKernel> again = GeneratedKernelFor(spec, &why);
+    if (!again || again->code.name != k_.code.name) {
+      return absl::InvalidArgumentError(absl::StrCat("generated kernel '", k_.code.name,
+                                                     "' does not run this step at these operand dims",
+                                                     why.empty() ? "" : absl::StrCat(" (", why, ")")));
+    }
+    outer_ = OuterAt(k_, spec);
+    return 0;
+  }
+
+  absl::Status Run(const runtime::RunContext&, std::span<const void* const> inputs, std::span<void* const> outputs,
+                   std::span<uint8_t>) override {
+    return LaunchGenerated(ctx_, k_, fn_, outer_, inputs, outputs);
+  }
+
+  std::string Algorithm() const override { return absl::StrCat(k_.code.name, ": ", k_.description); }
+
+ private:
+  const CudaContext& ctx_;
+  GeneratedKernel k_;
+  const void* fn_;
+  int64_t outer_ = 0;
+};
+
+class GemmStep : public CudaKernel {
+ public:
+  GemmStep(const CudaContext& ctx, RowMajorGemm g, std::optional<GeneratedKernel> act, const void* act_fn)
+      : ctx_(ctx), g_(g), act_(std::move(act)), act_fn_(act_fn) {}
+
+  absl::StatusOr<int64_t> Reshape(const KernelSpec& spec) override {
+    std::string why;
+    std::optional<RowMajorGemm> g = GemmFor(spec, &why);
+    if (!g || g->n != g_.n || g->k != g_.k || g->act != g_.act) {
+      return absl::InvalidArgumentError(absl::StrCat("the GEMM does not match its compiled shape: ", why));
+    }
+    auto it = by_m_.find(g->m);
+    if (it == by_m_.end()) {
+      RowMajorGemm lib = *g;
+      if (act_) lib.act = Activation::kNone;
+      ASSIGN_OR_RETURN(LtGemm lt, MapGemm(lib));
+      auto mm = std::make_unique<LtMatmul>();
+      RETURN_IF_ERROR(mm->Prepare(ctx_.lt, lt, kCublasLtWorkspace).status());
+      it = by_m_.emplace(g->m, std::move(mm)).first;
+    }
+    current_ = it->second.get();
+    outer_ = act_ ? OuterAt(*act_, spec) : 0;
+    return current_->workspace();
+  }
+
+  absl::Status Run(const runtime::RunContext&, std::span<const void* const> in, std::span<void* const> out,
+                   std::span<uint8_t> workspace) override {
+    if (!current_) return absl::InternalError("GEMM run before Reshape");
+    const void* bias = in.size() > runtime::kBiasInput ? in[runtime::kBiasInput] : nullptr;
+    const void* residual = in.size() > runtime::kResidualInput ? in[runtime::kResidualInput] : nullptr;
+    RETURN_IF_ERROR(current_->Enqueue(ctx_.lt, ctx_.stream, in[1], in[0], bias, residual, out[0], workspace.data(),
+                                      static_cast<int64_t>(workspace.size())));
+    if (act_) {
+      const std::vector<const void*> none;
+      return LaunchGenerated(ctx_, *act_, act_fn_, outer_, none, out);
+    }
+    return absl::OkStatus();
+  }
+
+  std::string Algorithm() const override {
+    if (!current_) return "";
+    return act_ ? absl::StrCat(current_->algorithm(), "; then ", act_->code.name) : current_->algorithm();
+  }
+
+ private:
+  const CudaContext& ctx_;
+  RowMajorGemm g_;
+  std::optional<GeneratedKernel> act_;
+  const void* act_fn_ = nullptr;
+  std::map<int64_t, std::unique_ptr<LtMatmul>> by_m_;
+  LtMatmul* current_ = nullptr;
+  int64_t outer_ = 0;
+};
+
+}  // namespace
+
+absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, const void* fn, int64_t outer,
+                             std::span<const void* const> inputs, std::span<void* const> outputs) {
+  struct Args {
+    const void* in[kMaxGeneratedInputs];
+    void* out[kMaxGeneratedOutputs];
+    long long outer;
+  } args{};
+  if (inputs.size() > kMaxGeneratedInputs || outputs.size() > kMaxGeneratedOutputs) {
+    return absl::InternalError(absl::StrCat("generated kernel '", k.code.name, "' has too many operands"));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) args.in[i] = inputs[i];
+  for (size_t i = 0; i < outputs.size(); ++i) args.out[i] = outputs[i];
+  args.outer = outer;
+  const int64_t total = outer * k.items_per_outer;
+  if (total <= 0) return absl::OkStatus();
+  // A grid-stride loop: enough blocks to fill the device several times over, no more.
+  const int64_t blocks = std::min<int64_t>((total + k.block - 1) / k.block, int64_t{ctx.sm_count} * 32);
+  void* params[] = {&args};
+  GCOMP_CUDA(cudaLaunchKernel(fn, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(k.block)), params,
+                              0, ctx.stream));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGeneratedKernel(const CudaContext& ctx, const KernelSpec& spec) {
+  std::string why;
+  std::optional<GeneratedKernel> k = GeneratedKernelFor(spec, &why);
+  if (!k) return absl::InvalidArgumentError(absl::StrCat("no generated kernel runs this step: ", why));
+  ASSIGN_OR_RETURN(const void* fn, ctx.function(k->code.name));
+  return std::unique_ptr<CudaKernel>(new GeneratedStep(ctx, *std::move(k), fn));
+}
+
+absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGemmKernel(const CudaContext& ctx, const KernelSpec& spec) {
+  std::string why;
+  std::optional<RowMajorGemm> g = GemmFor(spec, &why);
+  if (!g) return absl::InvalidArgumentError(absl::StrCat("not a GEMM cuBLASLt runs: ", why));
+  std::optional<GeneratedKernel> act = AfterActivationKernel(spec);
+  const void* fn = nullptr;
+  if (act) {
+    ASSIGN_OR_RETURN(fn, ctx.function(act->code.name));
+  }
+  return std::unique_ptr<CudaKernel>(new GemmStep(ctx, *g, std::move(act), fn));
+}
+
+}  // namespace gcomp::cuda

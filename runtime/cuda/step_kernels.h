@@ -1,0 +1,51 @@
+// The cuda executor's kernels, one per table entry family (the selection side, cuda_kernels.h,
+// declares the entries; these run them). Each is a runtime::Kernel: created once per session
+// from the step at the maximum batch; Reshape(batch) chooses algorithms (cuBLASLt heuristics,
+// cuDNN heuristics mode A then fallback) and returns its workspace; Run only enqueues work on the
+// context's stream, with no allocation and no synchronization, so that a session can capture the
+// whole plan into one CUDA graph per batch size.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/cuda/device_kernels.h"
+#include "runtime/kernel.h"
+
+namespace gcomp::cuda {
+
+// What a session's kernels share: the device, its stream and library handles, and the plan's
+// generated functions as loaded on this device.
+struct CudaContext {
+  int device = 0;
+  int sm_count = 1;
+  cudaStream_t stream = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  cudnnHandle_t dnn = nullptr;
+  // The loaded function of a generated kernel (a cudaKernel_t), by name.
+  std::function<absl::StatusOr<const void*>(const std::string&)> function;
+};
+
+class CudaKernel : public runtime::Kernel {
+ public:
+  // The algorithm chosen at the last Reshape, for the session info and bench --json
+  // ("cuBLASLt algo 23 tile 256x128 stages 4, workspace 4194304").
+  virtual std::string Algorithm() const = 0;
+};
+
+absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGemmKernel(const CudaContext& ctx, const runtime::KernelSpec& spec);
+absl::StatusOr<std::unique_ptr<CudaKernel>> CreateConvKernel(const CudaContext& ctx, const runtime::KernelSpec& spec);
+absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGeneratedKernel(const CudaContext& ctx,
+                                                                  const runtime::KernelSpec& spec);
+
+// Launches generated kernel `k` (function `fn`) on the context's stream with `outer` units.
+absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, const void* fn, int64_t outer,
+                             std::span<const void* const> inputs, std::span<void* const> outputs);
+
+}  // namespace gcomp::cuda
