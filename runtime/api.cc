@@ -155,6 +155,9 @@ Result<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Plan> pla
   if (!plan) return Status(StatusCode::kInvalidArgument, "no plan");
   runtime::ExecutorOptions o;
   o.threads = options.threads;
+  o.device = options.device;
+  o.stream = options.stream;
+  o.device_graphs = options.cuda_graphs;
   auto backend = runtime::BackendFor(plan->impl().plan->target);
   if (!backend.ok()) return FromAbsl(backend.status());
   auto e = (*backend)->CreateExecutor(plan->impl().plan, o);
@@ -202,6 +205,20 @@ Result<std::vector<HostTensor>> Session::Run(const std::vector<HostTensor>& inpu
   return result;
 }
 
+Status Session::RunOnDevice(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs) {
+  std::map<std::string, runtime::DeviceBuffer> in, out;
+  for (const auto* list : {&inputs, &outputs}) {
+    auto& map = list == &inputs ? in : out;
+    for (const DeviceTensor& t : *list) {
+      if (map.count(t.name)) return Status(StatusCode::kInvalidArgument, "tensor '" + t.name + "' is given twice");
+      map[t.name] = runtime::DeviceBuffer{ToInternal(t.dtype), t.shape, t.data};
+    }
+  }
+  return FromAbsl(impl_->executor->RunDevice(in, out));
+}
+
 std::map<std::string, int64_t> Session::kernel_launches() const { return impl_->executor->launches(); }
+std::vector<std::string> Session::step_algorithms() const { return impl_->executor->step_algorithms(); }
+std::string Session::memory_info() const { return impl_->executor->memory_info(); }
 
 }  // namespace gcomp

@@ -121,13 +121,24 @@ int Bench(int argc, char** argv) {
   if (args->Has("--json")) {
     std::vector<std::string> ks;
     for (const auto& [id, n] : kernels) ks.push_back(absl::StrCat(JsonString(id), ": ", n));
+    // Device backends: each step's chosen algorithm and the session's memory.
+    std::vector<std::string> algos;
+    const std::vector<std::string> chosen = (*exe)->executor().step_algorithms();
+    for (size_t i = 0; i < chosen.size() && (*exe)->plan() && i < (*exe)->plan()->steps.size(); ++i) {
+      algos.push_back(absl::StrCat("{\"step\": ", JsonString((*exe)->plan()->steps[i].name),
+                                   ", \"algorithm\": ", JsonString(chosen[i]), "}"));
+    }
+    const std::string device_json =
+        algos.empty() ? ""
+                      : absl::StrCat(", \"memory\": ", JsonString((*exe)->executor().memory_info()),
+                                     ", \"algorithms\": [", absl::StrJoin(algos, ", "), "]");
     std::cout << absl::StrFormat(
         "{\"schema_version\": 1, \"model\": %s, \"target\": %s, \"precision\": %s, \"batch\": %d, \"threads\": %d, "
         "\"iterations\": %d, \"latency_ms\": {\"p50\": %.4f, \"p90\": %.4f, \"p99\": %.4f, \"min\": %.4f}, "
-        "\"throughput_per_s\": %.4f, \"compile_s\": %.4f, \"peak_rss_mb\": %.1f, \"kernels\": {%s}}\n",
+        "\"throughput_per_s\": %.4f, \"compile_s\": %.4f, \"peak_rss_mb\": %.1f, \"kernels\": {%s}%s}\n",
         JsonString(path), JsonString((*exe)->target()),
         JsonString((*exe)->precision()), *batch, *threads, *iterations, pct(0.5), pct(0.9), pct(0.99), sorted[0],
-        throughput, (*exe)->compile_seconds(), rss_mb, absl::StrJoin(ks, ", "));
+        throughput, (*exe)->compile_seconds(), rss_mb, absl::StrJoin(ks, ", "), device_json);
   } else {
     std::cout << absl::StrFormat(
         "%s: target %s, %s, batch %d, %d threads, %d runs\n  latency ms: p50 %.3f  p90 %.3f  p99 %.3f  min %.3f\n"
@@ -135,6 +146,8 @@ int Bench(int argc, char** argv) {
         path, (*exe)->target(), (*exe)->precision(), *batch, *threads,
         *iterations, pct(0.5), pct(0.9), pct(0.99), sorted[0], throughput, (*exe)->compile_seconds(), rss_mb);
     for (const auto& [id, n] : kernels) std::cout << absl::StrFormat("    %-28s %d\n", id, n);
+    const std::string memory = (*exe)->executor().memory_info();
+    if (!memory.empty()) std::cout << "  memory: " << memory << "\n";
   }
   if (args->Has("--profile") && (*exe)->plan()) {
     // Per-step time over warm-up and timed runs, largest first, and the total per kernel.

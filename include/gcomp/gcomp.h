@@ -110,6 +110,19 @@ struct SessionOptions {
   // one process may see each other's OpenBLAS setting (the cpu kernels run OpenBLAS single-threaded
   // inside their own OpenMP tiles, so this only matters for the OpenBLAS fallback entries).
   int threads = 1;
+  // cuda plans: the device, a cudaStream_t the caller owns (nullptr: the session creates one; runs
+  // are enqueued on it), and whether runs replay one CUDA graph per batch size (false: step by step).
+  int device = 0;
+  void* stream = nullptr;
+  bool cuda_graphs = true;
+};
+
+// A tensor in device memory, for cuda plans' zero-copy runs.
+struct DeviceTensor {
+  std::string name;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
 };
 
 class Session {
@@ -119,8 +132,18 @@ class Session {
 
   // Inputs by name (every plan input); returns the outputs in the plan's order.
   Result<std::vector<HostTensor>> Run(const std::vector<HostTensor>& inputs);
+  // cuda plans: inputs and preallocated outputs in device memory, by name (every plan input and
+  // output). Enqueued on the session's stream with no copy and no synchronization: the outputs are
+  // ready when the caller's stream (SessionOptions::stream) or a later Run has synchronized.
+  Status RunOnDevice(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs);
   // Kernel launches by kernel id, counted as they ran.
   std::map<std::string, int64_t> kernel_launches() const;
+  // Per step, the algorithm its kernel chose for the last run's batch (cuda: cuBLASLt algorithm,
+  // cuDNN engine or generated function; empty strings for backends without such choices).
+  std::vector<std::string> step_algorithms() const;
+  // The session's memory, one line (cuda: device bytes of weights, shared by the plan's sessions,
+  // arenas, I/O buffers and workspace; empty for host backends).
+  std::string memory_info() const;
 
   struct Impl;
 
