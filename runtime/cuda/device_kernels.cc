@@ -16,6 +16,9 @@ using runtime::Operand;
 
 // Helpers every generated function shares; guarded, so that the plan's one translation unit
 // defines them once. Conversions by PTX cvt (round to nearest even), no CUDA headers needed.
+// With GCOMP_HOST_EMULATION the helpers come from the includer instead: the CPU tests compile
+// the same function bodies as host C++ (one thread walking every item, the same index arithmetic)
+// and compare them with the cpu backend's kernels.
 constexpr char kPreamble[] = R"(#ifndef GCOMP_PREAMBLE
 #define GCOMP_PREAMBLE
 struct GcompArgs {
@@ -23,12 +26,14 @@ struct GcompArgs {
   void* out[2];
   long long outer;
 };
+#ifndef GCOMP_HOST_EMULATION
 __device__ __forceinline__ float gc_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short gc_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float gc_b2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
 __device__ __forceinline__ unsigned short gc_f2b(float f) { unsigned short b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
 __device__ __forceinline__ long long gc_first() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ long long gc_stride() { return (long long)gridDim.x * blockDim.x; }
+#endif
 #endif
 )";
 

@@ -1,0 +1,389 @@
+// The cuda backend's generated kernels, checked on the CPU.
+//  - Every generated function compiles with NVRTC for sm_80 and sm_90 with no local-memory spills
+//    (ptxas's report, as codegen records it in the plan).
+//  - The same function bodies, compiled as host C++ (GCOMP_HOST_EMULATION: one thread walking every
+//    item, the same index arithmetic), compute what the cpu backend's kernels compute for the same
+//    steps: transposes, strided slices, casts, pools, means, broadcasting arithmetic, activations,
+//    vectorized copies; im2col against a direct loop, grouped and not.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "codegen/device_compiler.h"
+#include "core/dtype.h"
+#include "gtest/gtest.h"
+#include "runtime/cpu/kernel_table.h"
+#include "runtime/cuda/cuda_kernels.h"
+#include "runtime/cuda/device_kernels.h"
+
+namespace gcomp::cuda {
+namespace {
+
+using runtime::KernelSpec;
+using runtime::Operand;
+
+constexpr char kHostEmulation[] = R"(#include <math.h>
+#include <string.h>
+#include <immintrin.h>
+#define GCOMP_HOST_EMULATION
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+struct uint4 { unsigned int x, y, z, w; };
+static inline float __uint_as_float(unsigned int u) { float f; memcpy(&f, &u, 4); return f; }
+static inline float __int_as_float(int u) { float f; memcpy(&f, &u, 4); return f; }
+static inline float gc_h2f(unsigned short h) { return _cvtsh_ss(h); }
+static inline unsigned short gc_f2h(float f) { return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+static inline float gc_b2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
+static inline unsigned short gc_f2b(float f) {
+  unsigned int u; memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
+static inline long long gc_first() { return 0; }
+static inline long long gc_stride() { return 1; }
+)";
+
+struct Case {
+  std::string name;
+  std::string op;
+  Attributes attrs;
+  std::vector<Operand> inputs;  // constants: bytes in `constants`
+  std::vector<std::vector<uint8_t>> constants;
+  Operand output;
+};
+
+Operand Batched(DType t, std::vector<int64_t> dims) {
+  Operand o;
+  o.dtype = t;
+  o.dims = std::move(dims);
+  o.per_batch.assign(o.dims.size(), 0);
+  o.per_batch[0] = 1;
+  return o;
+}
+
+std::vector<uint8_t> Ints(const std::vector<int64_t>& v) {
+  std::vector<uint8_t> b(v.size() * 8);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+std::vector<uint8_t> RandomBytes(DType t, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  std::vector<uint8_t> out(static_cast<size_t>(n) * DTypeSize(t));
+  for (int64_t i = 0; i < n; ++i) {
+    const float f = d(rng);
+    if (t == DType::kF32) {
+      std::memcpy(out.data() + i * 4, &f, 4);
+    } else {
+      const uint16_t h = t == DType::kF16 ? FloatToHalf(f) : FloatToBFloat16(f);
+      std::memcpy(out.data() + i * 2, &h, 2);
+    }
+  }
+  return out;
+}
+
+float ToFloat(DType t, const uint8_t* p) {
+  if (t == DType::kF32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return t == DType::kF16 ? HalfToFloat(h) : BFloat16ToFloat(h);
+}
+
+// Compiles the generated sources as host C++ and returns the loaded library.
+class HostModule {
+ public:
+  explicit HostModule(const std::vector<runtime::DeviceSource>& sources) {
+    dir_ = std::filesystem::temp_directory_path() / ("gcomp_emul_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const std::string src = (dir_ / "kernels.cc").string(), lib = (dir_ / "kernels.so").string();
+    std::ofstream(src) << kHostEmulation << codegen::DeviceTranslationUnit(sources);
+    const std::string cmd = "c++ -std=c++17 -O1 -mf16c -shared -fPIC -w -o " + lib + " " + src + " 2> " +
+                            (dir_ / "log.txt").string();
+    if (std::system(cmd.c_str()) != 0) {
+      std::ifstream log(dir_ / "log.txt");
+      error_ = std::string(std::istreambuf_iterator<char>(log), {});
+      return;
+    }
+    handle_ = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) error_ = dlerror();
+  }
+  ~HostModule() {
+    if (handle_) dlclose(handle_);
+    std::filesystem::remove_all(dir_);
+  }
+  const std::string& error() const { return error_; }
+  using Fn = void (*)(runtime::DeviceSource*);  // placeholder type; cast below
+  void* Find(const std::string& name) const { return handle_ ? dlsym(handle_, name.c_str()) : nullptr; }
+
+ private:
+  std::filesystem::path dir_;
+  void* handle_ = nullptr;
+  std::string error_;
+};
+
+struct Args {
+  const void* in[4];
+  void* out[2];
+  long long outer;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  auto add = [&](std::string name, std::string op, Attributes attrs, std::vector<Operand> ins, Operand out,
+                 std::vector<std::vector<uint8_t>> constants = {}) {
+    cases.push_back({std::move(name), std::move(op), std::move(attrs), std::move(ins), std::move(constants), out});
+  };
+  {
+    Attributes a;
+    a.Set("perm", std::vector<int64_t>{0, 2, 3, 1});
+    add("transpose_nchw_nhwc", "Transpose", a, {Batched(DType::kF32, {2, 3, 5, 7})},
+        Batched(DType::kF32, {2, 5, 7, 3}));
+  }
+  {
+    Attributes a;
+    a.Set("to", std::string("f16"));
+    add("cast_f32_f16", "Cast", a, {Batched(DType::kF32, {2, 6, 5})}, Batched(DType::kF16, {2, 6, 5}));
+    Attributes b;
+    b.Set("to", std::string("bf16"));
+    add("cast_f16_bf16", "Cast", b, {Batched(DType::kF16, {2, 33})}, Batched(DType::kBF16, {2, 33}));
+  }
+  {
+    // The strided downsample of a 1x1 stride-2 convolution: NHWC [2, 9, 9, 16] -> [2, 5, 5, 16].
+    Operand starts{true, DType::kI64, {2}}, ends{true, DType::kI64, {2}}, axes{true, DType::kI64, {2}},
+        steps{true, DType::kI64, {2}};
+    add("slice_stride2", "Slice", {},
+        {Batched(DType::kF16, {2, 9, 9, 16}), starts, ends, axes, steps}, Batched(DType::kF16, {2, 5, 5, 16}),
+        {{}, Ints({0, 0}), Ints({INT64_MAX, INT64_MAX}), Ints({1, 2}), Ints({2, 2})});
+  }
+  {
+    Attributes a;
+    a.Set("kind", std::string("max"));
+    a.Set("layout", std::string("NHWC"));
+    a.Set("kernel_shape", std::vector<int64_t>{3, 3});
+    a.Set("strides", std::vector<int64_t>{2, 2});
+    a.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    add("pool_max_nhwc_f16", "Pool", a, {Batched(DType::kF16, {2, 9, 9, 8})}, Batched(DType::kF16, {2, 5, 5, 8}));
+    Attributes b = a;
+    b.Set("kind", std::string("average"));
+    b.Set("layout", std::string("NCHW"));
+    add("pool_avg_nchw", "Pool", b, {Batched(DType::kF32, {2, 3, 9, 9})}, Batched(DType::kF32, {2, 3, 5, 5}));
+    Attributes c = b;
+    c.Set("count_include_pad", int64_t{1});
+    add("pool_avg_pad_nchw", "Pool", c, {Batched(DType::kBF16, {2, 3, 9, 9})}, Batched(DType::kBF16, {2, 3, 5, 5}));
+    add("global_avg", "GlobalAveragePool", {}, {Batched(DType::kF32, {2, 4, 6, 5})},
+        Batched(DType::kF32, {2, 4, 1, 1}));
+  }
+  {
+    Attributes a;
+    a.Set("axes", std::vector<int64_t>{1, 2});
+    a.Set("keepdims", int64_t{0});
+    add("reduce_mean_hw", "ReduceMean", a, {Batched(DType::kF16, {2, 7, 7, 16})}, Batched(DType::kF16, {2, 16}));
+  }
+  {
+    Operand bias{true, DType::kF32, {6}};
+    bias.per_batch = {0};
+    add("add_broadcast", "Add", {}, {Batched(DType::kF32, {2, 4, 6}), bias}, Batched(DType::kF32, {2, 4, 6}),
+        {{}, RandomBytes(DType::kF32, 6, 7)});
+    add("mul_broadcast", "Mul", {}, {Batched(DType::kF16, {2, 4, 6}), Batched(DType::kF16, {2, 1, 6})},
+        Batched(DType::kF16, {2, 4, 6}));
+    add("relu", "Relu", {}, {Batched(DType::kBF16, {2, 40})}, Batched(DType::kBF16, {2, 40}));
+    add("copy_vectorized", "Identity", {}, {Batched(DType::kF16, {2, 64})}, Batched(DType::kF16, {2, 64}));
+  }
+  return cases;
+}
+
+KernelSpec SpecOf(Case& c) {
+  KernelSpec spec;
+  spec.name = c.name;
+  spec.op = c.op;
+  spec.params = &c.attrs;
+  spec.inputs = c.inputs;
+  for (size_t i = 0; i < c.constants.size(); ++i) {
+    if (c.constants[i].empty()) continue;
+    spec.inputs[i].constant = c.constants[i].data();
+    spec.inputs[i].constant_bytes = c.constants[i].size();
+  }
+  spec.outputs = {c.output};
+  return spec;
+}
+
+TEST(CudaGeneratedTest, MatchesCpuKernelsWhenEmulatedOnTheHost) {
+  std::vector<Case> cases = Cases();
+  std::vector<runtime::DeviceSource> sources;
+  std::vector<GeneratedKernel> kernels;
+  for (Case& c : cases) {
+    std::string why;
+    std::optional<GeneratedKernel> k = GeneratedKernelFor(SpecOf(c), &why);
+    ASSERT_TRUE(k) << c.name << ": " << why;
+    kernels.push_back(*k);
+    bool seen = false;
+    for (const auto& s : sources) seen |= s.name == k->code.name;
+    if (!seen) sources.push_back(k->code);
+  }
+  HostModule module(sources);
+  ASSERT_TRUE(module.error().empty()) << module.error();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Case& c = cases[i];
+    SCOPED_TRACE(c.name + " (" + kernels[i].code.name + ")");
+    KernelSpec spec = SpecOf(c);
+    // Inputs: random non-constant operands, 64-byte aligned (the vector path checks alignment).
+    std::vector<std::vector<uint8_t>> data(spec.inputs.size());
+    std::vector<const void*> ptrs;
+    for (size_t k = 0; k < spec.inputs.size(); ++k) {
+      if (spec.inputs[k].is_constant()) {
+        ptrs.push_back(spec.inputs[k].constant);
+        continue;
+      }
+      data[k] = RandomBytes(spec.inputs[k].dtype, runtime::NumElements(spec.inputs[k].dims), 100 + k);
+      ptrs.push_back(data[k].data());
+    }
+    const size_t out_bytes = runtime::NumElements(c.output.dims) * DTypeSize(c.output.dtype);
+    std::vector<uint8_t> got(out_bytes + 64, 0xcd), want(out_bytes, 0);
+    // The cpu backend's kernel for the same step.
+    auto sel = runtime::SelectKernel(cpu::CpuKernelTable(), spec);
+    ASSERT_TRUE(sel.ok()) << sel.status();
+    Attributes params = sel->params;
+    spec.params = &params;
+    auto cpu_kernel = sel->entry->create(spec);
+    ASSERT_TRUE(cpu_kernel.ok()) << cpu_kernel.status();
+    ASSERT_TRUE((*cpu_kernel)->Reshape(spec).ok());
+    std::vector<void*> outs = {want.data()};
+    ASSERT_TRUE((*cpu_kernel)->Run(runtime::RunContext{}, ptrs, outs, {}).ok());
+    // The generated function, on the host.
+    auto fn = reinterpret_cast<void (*)(Args)>(module.Find(kernels[i].code.name));
+    ASSERT_NE(fn, nullptr);
+    Args args{};
+    for (size_t k = 0; k < ptrs.size() && k < 4; ++k) args.in[k] = ptrs[k];
+    args.out[0] = got.data();
+    args.outer = kernels[i].outer_is_batch ? c.output.dims[0] : kernels[i].fixed_outer;
+    fn(args);
+    EXPECT_EQ(got[out_bytes], 0xcd) << "wrote past the output";
+    const size_t es = DTypeSize(c.output.dtype);
+    const double ulp = c.output.dtype == DType::kF32 ? 1e-6 : c.output.dtype == DType::kF16 ? 1e-3 : 8e-3;
+    int bad = 0;
+    for (size_t e = 0; e < out_bytes / es && bad < 5; ++e) {
+      const float g = ToFloat(c.output.dtype, got.data() + e * es), w = ToFloat(c.output.dtype, want.data() + e * es);
+      if (std::fabs(g - w) > ulp * (1.0 + std::fabs(w))) {
+        ADD_FAILURE() << "element " << e << ": generated " << g << ", cpu " << w;
+        ++bad;
+      }
+    }
+  }
+}
+
+TEST(CudaGeneratedTest, Im2ColMatchesDirectLoopsGroupedAndNot) {
+  for (int64_t group : {1, 2}) {
+    Im2ColGeometry g;
+    g.c = 4;
+    g.h = 6;
+    g.w = 5;
+    g.kh = 3;
+    g.kw = 3;
+    g.sh = 2;
+    g.sw = 1;
+    g.pt = 1;
+    g.pl = 1;
+    g.ho = (g.h + 2 - 3) / 2 + 1;
+    g.wo = (g.w + 2 - 3) / 1 + 1;
+    g.group = group;
+    g.dtype = DType::kF32;
+    GeneratedKernel k = Im2ColKernel(g);
+    HostModule module({k.code});
+    ASSERT_TRUE(module.error().empty()) << module.error();
+    const int64_t n = 2, cg = g.c / group, kk = g.kh * g.kw * cg;
+    std::vector<float> x(n * g.h * g.w * g.c);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f + 1.0f;
+    std::vector<float> got(n * g.ho * g.wo * group * kk, -7.0f);
+    Args args{};
+    args.in[0] = x.data();
+    args.out[0] = got.data();
+    args.outer = n;
+    reinterpret_cast<void (*)(Args)>(module.Find(k.code.name))(args);
+    size_t i = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t oh = 0; oh < g.ho; ++oh)
+        for (int64_t ow = 0; ow < g.wo; ++ow)
+          for (int64_t gi = 0; gi < group; ++gi)
+            for (int64_t r = 0; r < g.kh; ++r)
+              for (int64_t s = 0; s < g.kw; ++s)
+                for (int64_t c = 0; c < cg; ++c, ++i) {
+                  const int64_t h = oh * g.sh - g.pt + r, w = ow * g.sw - g.pl + s;
+                  const float want = (h < 0 || h >= g.h || w < 0 || w >= g.w)
+                                         ? 0.0f
+                                         : x[((b * g.h + h) * g.w + w) * g.c + gi * cg + c];
+                  ASSERT_EQ(got[i], want) << "group " << group << " item " << i;
+                }
+  }
+}
+
+TEST(CudaGeneratedTest, CompileForSm80AndSm90WithoutSpills) {
+  std::vector<Case> cases = Cases();
+  std::vector<runtime::DeviceSource> sources;
+  for (Case& c : cases) {
+    std::string why;
+    std::optional<GeneratedKernel> k = GeneratedKernelFor(SpecOf(c), &why);
+    ASSERT_TRUE(k) << why;
+    bool seen = false;
+    for (const auto& s : sources) seen |= s.name == k->code.name;
+    if (!seen) sources.push_back(k->code);
+  }
+  Im2ColGeometry g;
+  g.c = 64, g.h = g.w = 56, g.ho = g.wo = 56, g.kh = g.kw = 3, g.pt = g.pl = 1, g.dtype = DType::kF16;
+  sources.push_back(Im2ColKernel(g).code);
+  Epilogue gelu;
+  gelu.act = Activation::kGelu;
+  sources.push_back(ActivationKernel(DType::kBF16, 3072, true, 1, gelu).code);
+  auto modules = codegen::CompileDeviceCode(sources, {"sm_90", "sm_80"});
+  ASSERT_TRUE(modules.ok()) << modules.status();
+  ASSERT_EQ(modules->size(), 2u);
+  for (const plan::DeviceCode& m : *modules) {
+    EXPECT_FALSE(m.cubin.empty());
+    EXPECT_NE(m.ptx.find(".target " + std::string(m.arch == "sm_90" ? "sm_90" : "sm_80")), std::string::npos);
+    ASSERT_EQ(m.functions.size(), sources.size());
+    for (const plan::DeviceFunction& f : m.functions) {
+      EXPECT_GT(f.registers, 0) << f.name;
+      EXPECT_EQ(f.spill_store_bytes + f.spill_load_bytes, 0) << m.arch << " " << f.name << " spills";
+      EXPECT_EQ(f.stack_bytes, 0) << m.arch << " " << f.name;
+    }
+  }
+}
+
+TEST(CudaGeneratedTest, NamesIdentifyCode) {
+  std::vector<Case> cases = Cases();
+  std::string why;
+  auto a = GeneratedKernelFor(SpecOf(cases[0]), &why);
+  auto b = GeneratedKernelFor(SpecOf(cases[0]), &why);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->code.name, b->code.name);
+  EXPECT_EQ(a->code.source, b->code.source);
+  auto c = GeneratedKernelFor(SpecOf(cases[1]), &why);
+  ASSERT_TRUE(c);
+  EXPECT_NE(a->code.name, c->code.name);
+}
+
+TEST(CudaGeneratedTest, DeclinesABatchAxisOutsideTheLeadingOne) {
+  Attributes a;
+  a.Set("perm", std::vector<int64_t>{1, 0, 2});
+  Case c{"t", "Transpose", a, {Batched(DType::kF32, {4, 3, 2})}, {}, Batched(DType::kF32, {3, 4, 2})};
+  c.output.per_batch = {0, 1, 0};
+  std::string why;
+  EXPECT_FALSE(GeneratedKernelFor(SpecOf(c), &why));
+  EXPECT_NE(why.find("batch"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace gcomp::cuda
