@@ -1,0 +1,133 @@
+"""cuda plans of the ResNet fixtures, built and checked on a machine without a GPU.
+
+For each ResNet model and precision (fp32, tf32, fp16, bf16):
+  - `gcomp compile --target cuda` twice, in two processes: the plan files are byte-identical;
+  - `gcomp inspect PLAN`: every step runs on a kernel of the cuda table (FusedConv on the cuDNN conv
+    graph, FusedGemm on cuBLASLt with its epilogue), the device bytes and the workspace bound are
+    shown, and every generated device function reports 0 spill bytes on sm_90 and sm_80;
+  - `gcomp inspect PLAN --device-code DIR` and cuobjdump (PyPI's nvidia-cuda-cuobjdump): each
+    module's cubin holds SASS for its architecture and every function the steps launch.
+Where no CUDA device is present, `gcomp run PLAN` is refused with exit 2 and a message saying so
+(on a machine with a device, the gpu-labelled tests run the plans instead).
+Usage: check_cuda_plans.py GCOMP MODELS_DIR MODEL [MODEL ...] (non-ResNet models are skipped)"""
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+PRECISIONS = ["fp32", "tf32", "fp16", "bf16"]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def cuobjdump():
+    d = os.path.join(sysconfig.get_paths()["purelib"], "nvidia", "cu13", "bin")
+    exe = os.path.join(d, "cuobjdump")
+    if not os.path.exists(exe):
+        sys.exit(f"FAIL: {exe} not found (tools/setup.sh installs nvidia-cuda-cuobjdump)")
+    return exe, d
+
+
+def check_plan(gcomp, model, precision, tmp, cuobj):
+    failures = []
+    plans = []
+    for k in range(2):
+        out = os.path.join(tmp, f"{precision}_{k}.gplan")
+        r = run([gcomp, "compile", model, "--target", "cuda", "--precision", precision, "--level", "O3", "-o", out])
+        if r.returncode != 0:
+            return [f"compile failed: {r.stderr.strip()}"]
+        plans.append(out)
+    if open(plans[0], "rb").read() != open(plans[1], "rb").read():
+        failures.append("two compiles in two processes wrote different plan files")
+    text = run([gcomp, "inspect", plans[0]]).stdout
+    steps = re.findall(r"^  #\d+ .* \((\w+)\) -> kernel (\S+): (.*)$", text, re.M)
+    if not steps:
+        failures.append("inspect shows no steps")
+    for op, kernel, reason in steps:
+        if not kernel.startswith("cuda."):
+            failures.append(f"{op} runs on {kernel}")
+        if op == "FusedConv" and kernel != "cuda.cudnn.conv_graph":
+            failures.append(f"FusedConv on {kernel}")
+        if op == "FusedGemm" and not (kernel.startswith("cuda.cublaslt.gemm") and "epilogue" in reason):
+            failures.append(f"FusedGemm on {kernel}: {reason}")
+    if not re.search(r"device \(device, 256-byte aligned\): weights \d+ bytes .* workspace bound \d+ bytes", text):
+        failures.append("inspect shows no device bytes / workspace bound")
+    functions = re.findall(r"device function (\S+): (.*)$", text, re.M)
+    if not functions:
+        failures.append("no generated device functions")
+    for name, report in functions:
+        for arch in ("sm_90", "sm_80"):
+            m = re.search(arch + r" (\d+) registers, (\d+) spill bytes", report)
+            if not m:
+                failures.append(f"{name}: no {arch} report")
+            elif int(m.group(2)) != 0:
+                failures.append(f"{name}: {m.group(2)} spill bytes on {arch}")
+    exe, bindir = cuobj
+    code = os.path.join(tmp, f"code_{precision}")
+    os.makedirs(code, exist_ok=True)
+    r = run([gcomp, "inspect", plans[0], "--device-code", code])
+    if r.returncode != 0:
+        failures.append(f"inspect --device-code failed: {r.stderr.strip()}")
+    names = {n for n, _ in functions}
+    for arch in ("sm_90", "sm_80"):
+        cubin = os.path.join(code, f"gcomp_kernels_{arch}.cubin")
+        env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+        sass = run([exe, "-sass", cubin], env=env)
+        if sass.returncode != 0:
+            failures.append(f"cuobjdump {arch}: {sass.stderr.strip()[:200]}")
+            continue
+        if f"code for {arch}" not in sass.stdout:
+            failures.append(f"{cubin}: no SASS for {arch}")
+        found = set(re.findall(r"Function : (\S+)", sass.stdout))
+        if names - found:
+            failures.append(f"{arch} cubin lacks {sorted(names - found)}")
+        if not re.search(r"\b(LDG|STG)\.E", sass.stdout):
+            failures.append(f"{arch} SASS has no global loads/stores")
+    return failures, plans[0], len(steps), len(functions)
+
+
+def main():
+    gcomp, models_dir, models = sys.argv[1], sys.argv[2], sys.argv[3:]
+    cuobj = cuobjdump()
+    failed = 0
+    refused_checked = False
+    for name in models:
+        if "resnet" not in name:
+            continue
+        model = os.path.join(models_dir, name, "model.onnx")
+        with tempfile.TemporaryDirectory() as tmp:
+            for precision in PRECISIONS:
+                res = check_plan(gcomp, model, precision, tmp, cuobj)
+                if isinstance(res, list):
+                    failures, steps, fns = res, 0, 0
+                else:
+                    failures, plan, steps, fns = res
+                status = "PASS" if not failures else "FAIL"
+                print(f"{status} {name} {precision}: {steps} steps, {fns} generated functions")
+                for f in failures:
+                    print(f"    {f}")
+                failed += bool(failures)
+                if not failures and not refused_checked:
+                    # No device here: a session is refused with exit 2 and says why.
+                    probe = run([gcomp, "run", plan])
+                    if "no CUDA device" in probe.stderr:
+                        ok = probe.returncode == 2
+                        print(f"{'PASS' if ok else 'FAIL'} run without a device: exit {probe.returncode}: "
+                              f"{probe.stderr.strip()[:160]}")
+                        failed += not ok
+                    else:
+                        print(f"SKIP run-without-device check: this machine has a CUDA device "
+                              f"(the gpu-labelled tests run the plans)")
+                    refused_checked = True
+    if failed:
+        print(f"{failed} check(s) failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
