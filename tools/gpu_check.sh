@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The one command for a machine with a GPU (DESIGN: build here, run there).
+#
+#   tools/gpu_check.sh pack   On the build machine: builds gcomp, the gpu tests and cuda_bench
+#                             (Release build in build/), and packs them with every shared library
+#                             they need that a bare GPU machine lacks (protobuf, abseil, oneDNN,
+#                             OpenBLAS, the C++ runtime, glibc's loader; not the CUDA libraries)
+#                             and two small ResNet fixtures into gpu_carry/bundle.tar.xz (< 60 MiB).
+#   tools/gpu_check.sh run    On the GPU machine, from the repository root, with gpu_carry/ carried:
+#                             unpacks, finds cuBLASLt/cuDNN/NVRTC (CUDA toolkit or the Python
+#                             environment's nvidia-* wheels), then within 8 minutes
+#                               1. the gpu session tests (graph replay, device pointers, shared
+#                                  weights, cuBLASLt epilogue order);
+#                               2. small ResNet fixtures at fp32/fp16/bf16, batch 1..max, against
+#                                  ONNX Runtime;
+#                               3. ResNet-50 exported there with its own torch, the same checks;
+#                               4. ResNet-50 fp16 against PyTorch eager and torch.compile at batch
+#                                  1, 32, 256 (tools/bench/gpu_vs_torch.py);
+#                             and writes $OUT/gpu_report.md and $OUT/gpu_report.json.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+
+pack() {
+  set -e
+  local build=${BUILD:-$root/build}
+  cmake --build "$build" --target gcomp cuda_session_tests cuda_bench
+  local stage
+  stage=$(mktemp -d)
+  mkdir -p "$stage/bin" "$stage/lib" "$stage/models"
+  local bins=("$build/tools/gcomp" "$build/tests/gpu/cuda_session_tests" "$build/tools/bench/cuda_bench")
+  cp "${bins[@]}" "$stage/bin/"
+  for lib in $(ldd "${bins[@]}" | awk '/=>/ {print $3}' | sort -u); do
+    case "$(basename "$lib")" in
+      libcublas*|libcudnn*|libnvrtc*|libcuda.so*) ;;  # the GPU machine's own
+      *) cp -L "$lib" "$stage/lib/" ;;
+    esac
+  done
+  cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib/"
+  for m in tv_small_resnet_op17_dynamic zoo_small_resnet_op9; do cp -r "$build/models/$m" "$stage/models/"; done
+  mkdir -p "$root/gpu_carry"
+  tar -C "$stage" -cf - . | xz -T0 -6 > "$root/gpu_carry/bundle.tar.xz"
+  rm -rf "$stage"
+  local bytes
+  bytes=$(stat -c %s "$root/gpu_carry/bundle.tar.xz")
+  echo "gpu_carry/bundle.tar.xz: $((bytes / 1048576)) MiB"
+  if [ "$bytes" -gt $((60 * 1048576)) ]; then echo "too large for the 64 MiB carry" >&2; exit 1; fi
+  echo "run there: tools/gpu_check.sh run   (carry: gpu_carry)"
+}
+
+run() {
+  local out=${OUT:?set OUT to the report folder}
+  local py=${PYTHON:-python3}
+  local start=$SECONDS
+  local work=/tmp/gcomp_gpu_check
+  rm -rf "$work" && mkdir -p "$work"
+  tar -C "$work" -xJf "$root/gpu_carry/bundle.tar.xz"
+  # The CUDA libraries of this machine.
+  local dirs=() d
+  for lib in libcublasLt.so.13 libcudnn.so.9 libnvrtc.so.13; do
+    d=$( { ls -d /usr/local/cuda*/lib64 /usr/local/cuda*/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu 2>/dev/null;
+           $py -c 'import site; [print(p) for p in site.getsitepackages()]' 2>/dev/null | sed 's|$|/nvidia/*/lib|'; } |
+         while read -r pat; do for x in $pat; do [ -e "$x/$lib" ] && echo "$x"; done; done | head -1)
+    [ -n "$d" ] && dirs+=("$d")
+  done
+  local cudalibs
+  cudalibs=$(printf '%s\n' "${dirs[@]}" | awk '!seen[$0]++' | paste -sd:)
+  # glibc: the system's when it is at least the build's, else the carried loader and libc.
+  local need have
+  need=$(strings "$work/lib/libc.so.6" | grep -m1 -o 'GNU C Library[^.]*\.[0-9]*' | grep -o '[0-9]*\.[0-9]*$')
+  have=$(ldd --version 2>/dev/null | head -1 | grep -o '[0-9]*\.[0-9]*$')
+  for b in gcomp cuda_session_tests cuda_bench; do
+    if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" = "$need" ]; then
+      rm -f "$work/lib/libc.so.6" "$work/lib/libm.so.6" "$work/lib/ld-linux-x86-64.so.2"
+      printf '#!/bin/sh\nLD_LIBRARY_PATH=%s:%s exec %s "$@"\n' "$work/lib" "$cudalibs" "$work/bin/$b" > "$work/$b"
+    else
+      printf '#!/bin/sh\nexec %s --library-path %s:%s %s "$@"\n' "$work/lib/ld-linux-x86-64.so.2" "$work/lib" \
+        "$cudalibs" "$work/bin/$b" > "$work/$b"
+    fi
+    chmod +x "$work/$b"
+  done
+  mkdir -p "$out"
+  local md="$out/gpu_report.md" json="$out/gpu_report.json"
+  {
+    echo "# gcomp GPU check"
+    echo
+    echo "- device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+    echo "- CUDA libraries: ${cudalibs:-none found}; glibc here $have, build $need"
+    echo "- python: $($py -c 'import torch, onnxruntime; print("torch", torch.__version__, "onnxruntime", onnxruntime.__version__)' 2>&1 | tail -1)"
+  } > "$md"
+  local results=()
+  section() {  # NAME TIMEOUT COMMAND...
+    local name=$1 limit=$2
+    shift 2
+    local t0=$SECONDS log="$out/$name.log"
+    timeout "$limit" "$@" > "$log" 2>&1
+    local rc=$?
+    local status=pass
+    [ $rc -eq 77 ] && status=skipped
+    [ $rc -ne 0 ] && [ $rc -ne 77 ] && status="fail (exit $rc)"
+    [ $rc -eq 124 ] && status="timeout after ${limit}s"
+    { echo; echo "## $name: $status ($((SECONDS - t0)) s)"; echo; echo '```'; tail -40 "$log"; echo '```'; } >> "$md"
+    results+=("{\"section\": \"$name\", \"status\": \"$status\", \"seconds\": $((SECONDS - t0))}")
+  }
+  section plans_compile 60 env GCOMP="$work/gcomp" MODELS="$work/models" OUT="$work/plans" sh "$root/tests/gpu/compile_plans.sh"
+  section sessions 60 "$work/cuda_session_tests" "$work/plans/tv_small_resnet_op17_dynamic_fp16.gplan" \
+    "$work/plans/tv_small_resnet_op17_dynamic_fp32.gplan" "$work/plans/tv_small_resnet_op17_dynamic_bf16.gplan"
+  section small_resnets 90 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/models" \
+    tv_small_resnet_op17_dynamic zoo_small_resnet_op9
+  section export_resnet50 60 $py "$root/tools/bench/gpu_vs_torch.py" export "$work/full/tv_resnet50"
+  section resnet50 120 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_resnet50
+  section benchmark $((470 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench "$work/full/tv_resnet50" \
+    --gcomp "$work/gcomp" --cuda-bench "$work/cuda_bench" --json "$out/gpu_bench.json" --markdown "$out/gpu_bench.md"
+  [ -f "$out/gpu_bench.md" ] && { echo; echo "## benchmark table"; echo; cat "$out/gpu_bench.md"; } >> "$md"
+  printf '{"total_seconds": %d, "sections": [%s]}\n' $((SECONDS - start)) "$(IFS=,; echo "${results[*]}")" > "$json"
+  echo "report: $md ($((SECONDS - start)) s)"
+}
+
+case "$mode" in
+  pack) pack ;;
+  run) run ;;
+  *) echo "usage: tools/gpu_check.sh pack|run" >&2; exit 2 ;;
+esac
