@@ -95,6 +95,23 @@ struct Step {
   std::vector<std::string> device_functions;
 };
 
+// Kernel choices measured on one device (`gcomp compile --tune`): per step and batch size, the
+// candidate (an index into the library's ranked candidates: cuBLASLt's heuristic results, cuDNN's
+// execution plans) that ran fastest. Valid only for the device and library versions of `key`.
+struct TuningChoice {
+  int32_t step = 0;
+  int64_t batch = 1;
+  int32_t candidate = 0;
+  std::string algorithm;  // what the candidate was, for inspect
+  double ms = 0;          // its measured time
+};
+struct Tuning {
+  // "NVIDIA H200 | 132 SMs | driver 13000 | CUDA 13000 | cuBLASLt 130100 | cuDNN 91900".
+  std::string key;
+  std::vector<TuningChoice> choices;
+  bool empty() const { return choices.empty(); }
+};
+
 struct Plan {
   // Header fields.
   uint32_t format_version = kPlanFormatVersion;
@@ -114,6 +131,8 @@ struct Plan {
 
   // Generated device code (the kernels section); empty for cpu plans.
   std::vector<DeviceCode> device_code;
+  // The tuning section (absent from the file when empty).
+  Tuning tuning;
 
   // Where the arenas live and the alignment of every arena offset (the backend's memory space).
   std::string memory_space = "host";

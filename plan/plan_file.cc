@@ -35,6 +35,7 @@ constexpr int64_t kHeaderHashBytes = 8;  // XXH64 of the header bytes, right aft
 constexpr char kProgramSection[] = "program";
 constexpr char kWeightsSection[] = "weights";
 constexpr char kKernelsSection[] = "kernels";
+constexpr char kTuningSection[] = "tuning";  // optional: written only for tuned plans
 constexpr int kMaxBufferKind = static_cast<int>(BufferKind::kAlias);
 
 int64_t AlignUp(int64_t n) { return (n + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
@@ -169,8 +170,20 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
     }
     ASSIGN_OR_RETURN(kernels, SerializeDeterministic(k, "kernels"));
   }
-  uint64_t hashes[3] = {XXH64(program.data(), program.size(), 0), XXH64(kernels.data(), kernels.size(), 0),
-                        plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0) : XXH64(nullptr, 0, 0)};
+  std::string tuning;
+  if (!plan.tuning.empty()) {
+    planfile::PlanTuning t;
+    t.set_key(plan.tuning.key);
+    for (const TuningChoice& c : plan.tuning.choices) {
+      planfile::TuningChoice* o = t.add_choices();
+      o->set_step(c.step);
+      o->set_batch(c.batch);
+      o->set_candidate(c.candidate);
+      o->set_algorithm(c.algorithm);
+      o->set_ms(c.ms);
+    }
+    ASSIGN_OR_RETURN(tuning, SerializeDeterministic(t, "tuning"));
+  }
   planfile::PlanHeader header;
   header.set_format_version(plan.format_version);
   header.set_target(plan.target);
@@ -181,26 +194,37 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   header.set_precision(plan.precision);
   header.set_level(plan.level);
   header.set_max_batch(plan.max_batch);
-  // The weights come last: WritePlanFile writes them from the plan after the serialized prefix.
-  const char* names[3] = {kProgramSection, kKernelsSection, kWeightsSection};
-  const int64_t sizes[3] = {static_cast<int64_t>(program.size()), static_cast<int64_t>(kernels.size()),
-                            plan.weights_bytes};
-  for (int i = 0; i < 3; ++i) {
+  // The sections in file order; the weights come last: WritePlanFile writes them from the plan
+  // after the serialized prefix.
+  std::vector<std::pair<const char*, const std::string*>> parts = {{kProgramSection, &program},
+                                                                   {kKernelsSection, &kernels}};
+  if (!tuning.empty()) parts.push_back({kTuningSection, &tuning});
+  for (const auto& [name, bytes] : parts) {
     planfile::PlanSection* section = header.add_sections();
-    section->set_name(names[i]);
+    section->set_name(name);
     section->set_offset(kPlanAlignment);  // placeholder of the same (fixed) width
-    section->set_size(sizes[i]);
-    section->set_xxh64(hashes[i]);
+    section->set_size(bytes->size());
+    section->set_xxh64(XXH64(bytes->data(), bytes->size(), 0));
+  }
+  {
+    planfile::PlanSection* section = header.add_sections();
+    section->set_name(kWeightsSection);
+    section->set_offset(kPlanAlignment);
+    section->set_size(plan.weights_bytes);
+    section->set_xxh64(plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0) : XXH64(nullptr, 0, 0));
   }
   std::string header_bytes;
   { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
   const int64_t header_size = static_cast<int64_t>(header_bytes.size());
-  const int64_t program_offset = AlignUp(kPreambleBytes + header_size + kHeaderHashBytes);
-  const int64_t kernels_offset = AlignUp(program_offset + sizes[0]);
-  const int64_t weights_offset = AlignUp(kernels_offset + sizes[1]);
-  header.mutable_sections(0)->set_offset(program_offset);
-  header.mutable_sections(1)->set_offset(kernels_offset);
-  header.mutable_sections(2)->set_offset(weights_offset);
+  std::vector<int64_t> offsets;
+  int64_t next = AlignUp(kPreambleBytes + header_size + kHeaderHashBytes);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    offsets.push_back(next);
+    header.mutable_sections(static_cast<int>(i))->set_offset(next);
+    next = AlignUp(next + static_cast<int64_t>(parts[i].second->size()));
+  }
+  header.mutable_sections(static_cast<int>(parts.size()))->set_offset(next);  // the weights
+  const int64_t weights_offset = next;
   { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
   if (static_cast<int64_t>(header_bytes.size()) != header_size) {
     return absl::InternalError("plan header changed length when the section offsets were set");
@@ -212,10 +236,10 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   out += header_bytes;
   const uint64_t header_hash = XXH64(header_bytes.data(), header_bytes.size(), 0);
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((header_hash >> (8 * i)) & 0xff));
-  out.resize(program_offset, '\0');
-  out += program;
-  out.resize(kernels_offset, '\0');
-  out += kernels;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out.resize(offsets[i], '\0');
+    out += *parts[i].second;
+  }
   out.resize(weights_offset, '\0');
   return out;
 }
@@ -562,7 +586,7 @@ struct SectionView {
 // Checks the preamble, header, version and every section's bounds and hash. `path` prefixes
 // nothing here: the caller adds it.
 absl::Status ReadContainer(const MappedFile& file, planfile::PlanHeader* header, SectionView* program,
-                           SectionView* kernels, SectionView* weights) {
+                           SectionView* kernels, SectionView* weights, SectionView* tuning) {
   const int64_t fsize = file.size;
   const int64_t magic_seen = std::min(fsize, kMagicBytes);
   if (magic_seen > 0 && std::memcmp(file.data, kMagic, magic_seen) != 0) {
@@ -625,6 +649,8 @@ absl::Status ReadContainer(const MappedFile& file, planfile::PlanHeader* header,
     } else if (s.name() == kKernelsSection) {
       *kernels = view;
       have_kernels = true;
+    } else if (s.name() == kTuningSection) {
+      *tuning = view;
     }
   }
   // Everything outside the header and the sections is zero padding, and the file ends with the
@@ -766,6 +792,13 @@ absl::Status ValidatePlan(const Plan& plan) {
   RETURN_IF_ERROR(ValidateIoLists(plan));
   for (size_t i = 0; i < plan.steps.size(); ++i) RETURN_IF_ERROR(ValidateStep(plan, i));
   RETURN_IF_ERROR(ValidateDeviceCode(plan));
+  for (const TuningChoice& c : plan.tuning.choices) {
+    if (c.step < 0 || c.step >= static_cast<int32_t>(plan.steps.size()) || c.batch < 1 || c.batch > plan.max_batch ||
+        c.candidate < 0 || c.candidate > 1024) {
+      return Invalid(absl::StrCat("tuning choice for step ", c.step, " at batch ", c.batch, " (candidate ",
+                                  c.candidate, ") is outside the plan"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -776,8 +809,9 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };
   planfile::PlanHeader header;
-  SectionView program_bytes, kernel_bytes, weights;
-  if (absl::Status s = ReadContainer(file, &header, &program_bytes, &kernel_bytes, &weights); !s.ok()) {
+  SectionView program_bytes, kernel_bytes, weights, tuning_bytes;
+  if (absl::Status s = ReadContainer(file, &header, &program_bytes, &kernel_bytes, &weights, &tuning_bytes);
+      !s.ok()) {
     return with_path(s);
   }
   planfile::PlanProgram program;
@@ -798,6 +832,17 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path
           {f.name(), f.registers(), f.spill_store_bytes(), f.spill_load_bytes(), f.stack_bytes()});
     }
     plan->device_code.push_back(std::move(code));
+  }
+  if (tuning_bytes.data) {
+    planfile::PlanTuning t;
+    if (tuning_bytes.size > std::numeric_limits<int32_t>::max() ||
+        !t.ParseFromArray(tuning_bytes.data, static_cast<int>(tuning_bytes.size))) {
+      return with_path(absl::InvalidArgumentError("invalid plan: cannot parse the tuning section"));
+    }
+    plan->tuning.key = t.key();
+    for (const planfile::TuningChoice& c : t.choices()) {
+      plan->tuning.choices.push_back({c.step(), c.batch(), c.candidate(), c.algorithm(), c.ms()});
+    }
   }
   plan->format_version = header.format_version();
   plan->target = header.target();

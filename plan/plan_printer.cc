@@ -106,6 +106,10 @@ std::string PlanToText(const Plan& p) {
     absl::StrAppend(&out, absl::StrFormat("device code %s for %s: %d bytes cubin, %d bytes PTX, %d functions\n", c.name,
                                           c.arch, c.cubin.size(), c.ptx.size(), c.functions.size()));
   }
+  if (!p.tuning.empty()) {
+    absl::StrAppend(&out, "tuning for [", p.tuning.key, "]: ", p.tuning.choices.size(),
+                    " choices (used on that device and those library versions only)\n");
+  }
   for (int32_t id : p.inputs)
     absl::StrAppend(&out, "input  %", p.buffers[id].name, ": ", TypeText(p.buffers[id]), "\n");
   for (int32_t id : p.outputs)
@@ -121,6 +125,11 @@ std::string PlanToText(const Plan& p) {
       for (const auto& [name, value] : st.params.all())
         params.push_back(absl::StrCat(name, "=", AttrValueToString(value)));
       absl::StrAppend(&out, "      params v", st.params_version, ": ", absl::StrJoin(params, " "), "\n");
+    }
+    for (const TuningChoice& c : p.tuning.choices) {
+      if (c.step != static_cast<int32_t>(s)) continue;
+      absl::StrAppend(&out, absl::StrFormat("      tuned at batch %d: candidate %d, %s, %.4f ms\n", c.batch, c.candidate,
+                                            c.algorithm, c.ms));
     }
     for (const std::string& f : st.device_functions) {
       std::vector<std::string> per_arch;

@@ -25,6 +25,9 @@ struct ExecutorOptions {
   int device = 0;
   void* stream = nullptr;
   bool device_graphs = true;
+  // Device backends: keep every candidate algorithm available for Tune (cuDNN builds all its
+  // execution plans instead of the heuristics' first).
+  bool tuning = false;
 };
 
 // A tensor in device memory (device backends' zero-copy path).
@@ -56,6 +59,13 @@ class Executor {
   virtual std::vector<std::string> step_algorithms() const { return {}; }
   // The executor's memory, one line ("host" backends: empty).
   virtual std::string memory_info() const { return ""; }
+  // Things the caller should tell the user (a plan's tuning ignored on another device, ...).
+  virtual std::vector<std::string> notices() const { return {}; }
+  // Device backends: times each step's candidate algorithms at each batch size and returns the
+  // fastest, keyed by this device and its libraries (`gcomp compile --tune`).
+  virtual absl::StatusOr<plan::Tuning> Tune(const std::vector<int64_t>& batches) {
+    return absl::UnimplementedError("this backend has no algorithms to tune");
+  }
 };
 
 class Backend {

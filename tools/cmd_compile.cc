@@ -1,13 +1,16 @@
 // gcomp compile MODEL.onnx -o OUT.gplan [--target T] [--precision P] [--level O0..O3] [--batch N]
 //               [--keep-fp32 REGEX] [--calibration DIR] [--max-rel-error E] [--tune]
 // Optimizes the model for the target (O3 unless --level), generates the plan (kernels, memory plan,
-// packed weights) and writes the plan file. Targets with a backend in this build: cpu.
+// packed weights) and writes the plan file. --tune (cuda targets, on a machine with the device):
+// times each GEMM's and convolution's candidate algorithms and stores the fastest in the plan's
+// tuning section, keyed by the device and library versions.
 #include <chrono>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "plan/plan_file.h"
+#include "runtime/backend.h"
 #include "tools/executable.h"
 
 namespace gcomp::cli {
@@ -25,7 +28,8 @@ int Compile(int argc, char** argv) {
     return Report(absl::InvalidArgumentError(
         "--target ref is the reference interpreter, which runs models, not plans: compile for --target cpu"));
   }
-  if (args->Has("--tune")) {
+  const bool tune = args->Has("--tune");
+  if (tune && args->Get("--target").rfind("cuda", 0) != 0) {
     return Report(absl::InvalidArgumentError(
         "--tune times GPU kernel candidates on the device; a cpu plan has nothing to tune"));
   }
@@ -38,6 +42,28 @@ int Compile(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   auto plan = CompileModel(*args, args->positional[0]);
   if (!plan.ok()) return Report(plan.status());
+  if (tune) {
+    // Time every GEMM's and convolution's candidates on this machine's device, at batch 1 and at
+    // the maximum batch, and store the fastest in the plan's tuning section.
+    std::shared_ptr<plan::Plan> shared(std::move(*plan));
+    auto backend = runtime::BackendFor(shared->target);
+    if (!backend.ok()) return Report(backend.status());
+    runtime::ExecutorOptions eo;
+    eo.tuning = true;
+    auto executor = (*backend)->CreateExecutor(shared, eo);
+    if (!executor.ok()) {
+      return Report(absl::Status(executor.status().code(),
+                                 absl::StrCat("--tune needs the device the plan runs on: ", executor.status().message())));
+    }
+    std::vector<int64_t> batches = {1};
+    if (shared->max_batch > 1) batches.push_back(shared->max_batch);
+    auto tuning = (*executor)->Tune(batches);
+    if (!tuning.ok()) return Report(tuning.status());
+    executor->reset();
+    shared->tuning = *std::move(tuning);
+    std::cout << "tuned " << shared->tuning.choices.size() << " step choices for " << shared->tuning.key << "\n";
+    *plan = std::make_unique<plan::Plan>(std::move(*shared));
+  }
   if (absl::Status s = plan::WritePlanFile(**plan, args->Get("-o")); !s.ok()) return Report(s);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const plan::Plan& p = **plan;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -122,6 +123,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, c
   eo.threads = threads;
   eo.profile = profile;
   ASSIGN_OR_RETURN(e->executor_, (*backend)->CreateExecutor(e->plan_, eo));
+  for (const std::string& n : e->executor_->notices()) std::cerr << "gcomp: notice: " << n << "\n";
   e->inputs_ = SpecsOf(*e->plan_, e->plan_->inputs);
   e->outputs_ = SpecsOf(*e->plan_, e->plan_->outputs);
   return e;

@@ -12,6 +12,7 @@
 // (host tensors) or returns at once (device pointers), with no allocation.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -124,6 +125,8 @@ class CudaExecutor : public runtime::Executor {
   const std::vector<double>& step_seconds() const override { return step_seconds_; }
   std::vector<std::string> step_algorithms() const override;
   std::string memory_info() const override;
+  std::vector<std::string> notices() const override { return notices_; }
+  absl::StatusOr<plan::Tuning> Tune(const std::vector<int64_t>& batches) override;
 
  private:
   absl::Status Reshape(int64_t batch);
@@ -156,7 +159,18 @@ class CudaExecutor : public runtime::Executor {
   std::map<std::string, int64_t> launches_;
   std::vector<double> step_seconds_;
   std::vector<cudaEvent_t> events_;  // profile: one per step boundary
+  std::string tuning_key_;            // this device and its libraries
+  std::vector<std::string> notices_;
 };
+
+// What a tuning is valid for: the device and the libraries whose rankings the choices index.
+std::string DeviceKey(const cudaDeviceProp& prop) {
+  int driver = 0, runtime_version = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime_version);
+  return absl::StrCat(prop.name, " | ", prop.multiProcessorCount, " SMs | driver ", driver, " | CUDA ",
+                      runtime_version, " | cuBLASLt ", cublasLtGetVersion(), " | cuDNN ", cudnnGetVersion());
+}
 
 CudaExecutor::~CudaExecutor() {
   cudaSetDevice(ctx_.device);
@@ -194,6 +208,8 @@ absl::Status CudaExecutor::Init() {
   device_name_ = prop.name;
   ctx_.sm_count = prop.multiProcessorCount;
   const int sm = prop.major * 10 + prop.minor;
+  tuning_key_ = DeviceKey(prop);
+  ctx_.all_candidates = options_.tuning;
   const int plan_sm = ArchNumber(plan_->isa);
   if (sm < plan_sm) {
     return absl::FailedPreconditionError(absl::StrCat("the plan targets ", plan_->target, "; device ", ctx_.device,
@@ -235,6 +251,17 @@ absl::Status CudaExecutor::Init() {
     }
     if (!k.ok()) return runtime::StepError(s, k.status());
     kernels_.push_back(*std::move(k));
+  }
+  if (!plan_->tuning.empty()) {
+    if (plan_->tuning.key == tuning_key_) {
+      std::vector<std::map<int64_t, int>> by_step(kernels_.size());
+      for (const plan::TuningChoice& c : plan_->tuning.choices) by_step[c.step][c.batch] = c.candidate;
+      for (size_t i = 0; i < kernels_.size(); ++i) kernels_[i]->SetTuned(by_step[i]);
+    } else {
+      notices_.push_back(absl::StrCat("the plan's tuning section is for [", plan_->tuning.key,
+                                      "]; this device is [", tuning_key_,
+                                      "]: it is ignored, and the libraries' heuristics choose the algorithms"));
+    }
   }
   arena_bytes_ = plan_->batch_arena_bytes * plan_->max_batch + plan_->fixed_arena_bytes;
   GCOMP_CUDA(cudaMalloc(reinterpret_cast<void**>(&arena_), static_cast<size_t>(std::max<int64_t>(arena_bytes_, 256))));
@@ -434,6 +461,83 @@ absl::Status CudaExecutor::RunDevice(const std::map<std::string, runtime::Device
   }
   if (outputs.size() != plan_->outputs.size()) return absl::InvalidArgumentError("outputs the plan does not have");
   return Launch(batch, io);
+}
+
+absl::StatusOr<plan::Tuning> CudaExecutor::Tune(const std::vector<int64_t>& batches) {
+  GCOMP_CUDA(cudaSetDevice(ctx_.device));
+  plan::Tuning tuning;
+  tuning.key = tuning_key_;
+  const bool graphs = options_.device_graphs;
+  options_.device_graphs = false;
+  cudaEvent_t t0 = nullptr, t1 = nullptr;
+  GCOMP_CUDA(cudaEventCreate(&t0));
+  GCOMP_CUDA(cudaEventCreate(&t1));
+  // Candidates may need more workspace than the heuristics' choices: the plan's bound.
+  void* scratch = nullptr;
+  const int64_t scratch_bytes = std::max<int64_t>(plan_->workspace_bound, 1);
+  absl::Status status = CudaOk(cudaMalloc(&scratch, static_cast<size_t>(scratch_bytes)), "cudaMalloc(tuning)");
+  for (int64_t batch : batches) {
+    if (!status.ok()) break;
+    batch_ = 0;
+    if (status = Reshape(batch); !status.ok()) break;
+    const std::vector<void*> addr = Addresses(batch, io_device_);
+    for (size_t s = 0; s < plan_->steps.size() && status.ok(); ++s) {
+      CudaKernel& k = *kernels_[s];
+      const int n = std::min(k.Candidates(), 8);
+      if (n < 2) continue;
+      const plan::Step& step = plan_->steps[s];
+      std::vector<const void*> ins;
+      std::vector<void*> outs;
+      for (int32_t id : step.inputs) ins.push_back(id < 0 ? nullptr : addr[id]);
+      for (int32_t id : step.outputs) outs.push_back(addr[id]);
+      const std::span<uint8_t> ws(static_cast<uint8_t*>(scratch), static_cast<size_t>(scratch_bytes));
+      int best = -1;
+      float best_ms = 0;
+      std::string best_algo;
+      for (int c = 0; c < n; ++c) {
+        absl::StatusOr<int64_t> need = k.UseCandidate(c);
+        if (!need.ok() || *need > scratch_bytes) continue;
+        bool ok = true;
+        for (int rep = 0; rep < 3 && ok; ++rep) ok = k.Run({1, ctx_.stream}, ins, outs, ws).ok();
+        std::vector<float> times;
+        for (int rep = 0; rep < 5 && ok; ++rep) {
+          cudaEventRecord(t0, ctx_.stream);
+          ok = k.Run({1, ctx_.stream}, ins, outs, ws).ok();
+          cudaEventRecord(t1, ctx_.stream);
+          float ms = 0;
+          ok = ok && cudaEventSynchronize(t1) == cudaSuccess && cudaEventElapsedTime(&ms, t0, t1) == cudaSuccess;
+          times.push_back(ms);
+        }
+        if (!ok) {
+          cudaGetLastError();
+          continue;
+        }
+        std::sort(times.begin(), times.end());
+        if (best < 0 || times[2] < best_ms) {
+          best = c;
+          best_ms = times[2];
+          best_algo = k.Algorithm();
+        }
+      }
+      if (best < 0) {
+        status = runtime::StepError(step, absl::InternalError("no candidate algorithm ran"));
+        break;
+      }
+      if (absl::StatusOr<int64_t> back = k.UseCandidate(best); !back.ok()) status = back.status();
+      tuning.choices.push_back({static_cast<int32_t>(s), batch, best, best_algo, best_ms});
+    }
+  }
+  cudaStreamSynchronize(ctx_.stream);
+  cudaFree(scratch);
+  cudaEventDestroy(t0);
+  cudaEventDestroy(t1);
+  options_.device_graphs = graphs;
+  batch_ = 0;
+  workspace_at_.clear();
+  for (auto& [b, g] : graphs_) cudaGraphExecDestroy(g.exec);
+  graphs_.clear();
+  RETURN_IF_ERROR(status);
+  return tuning;
 }
 
 std::vector<std::string> CudaExecutor::step_algorithms() const {

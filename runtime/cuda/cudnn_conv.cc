@@ -39,15 +39,33 @@ absl::Status FeOk(fe::error_t e, const char* what) {
   return absl::UnimplementedError(absl::StrCat("cuDNN ", what, ": ", e.get_message()));
 }
 
-// One batch size's graph and its tensors.
+// One batch size's graph and its tensors; `plan` is the execution plan it runs (-1: the
+// heuristics' choice as built by build_plans).
 struct ConvGraph {
   std::shared_ptr<fe::graph::Graph> graph;
   std::shared_ptr<fe::graph::Tensor_attributes> x, w, b, z, y;
   int64_t workspace = 0;
   std::string plan_name;
+  int candidates = 0;
+  int64_t plan = -1;
 };
 
-absl::StatusOr<ConvGraph> BuildGraph(cudnnHandle_t handle, const ConvGraphDesc& d) {
+// Runs execution plan `index` (built) from now on.
+absl::Status SelectPlan(ConvGraph& g, int index) {
+  int64_t ws = 0;
+  RETURN_IF_ERROR(FeOk(g.graph->get_workspace_size_plan_at_index(index, ws), "get_workspace_size_plan_at_index"));
+  if (ws > kCudnnWorkspace) return absl::ResourceExhaustedError("the plan's workspace is over the limit");
+  std::string name;
+  if (!g.graph->get_plan_name_at_index(index, name).is_good()) {
+    return absl::UnimplementedError(absl::StrCat("cuDNN plan ", index, " was not built"));
+  }
+  g.plan = index;
+  g.workspace = ws;
+  g.plan_name = name;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ConvGraph> BuildGraph(cudnnHandle_t handle, const ConvGraphDesc& d, bool all_plans, int candidate) {
   ConvGraph g;
   g.graph = std::make_shared<fe::graph::Graph>();
   fe::graph::Graph& graph = *g.graph;
@@ -84,6 +102,20 @@ absl::StatusOr<ConvGraph> BuildGraph(cudnnHandle_t handle, const ConvGraphDesc& 
   // fp32 is true fp32: no engine that rounds its inputs to TF32 on Tensor Cores.
   if (d.io_type == DType::kF32 && !d.tf32) graph.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
   RETURN_IF_ERROR(FeOk(graph.check_support(handle), "check_support"));
+  g.candidates = static_cast<int>(graph.get_execution_plan_count());
+  if (all_plans || candidate > 0) {
+    // Every plan (tuning), or the recorded one; build failures of single plans are not errors.
+    if (!all_plans) {
+      RETURN_IF_ERROR(FeOk(graph.build_plan_at_index(candidate), "build_plan_at_index"));
+      RETURN_IF_ERROR(SelectPlan(g, candidate));
+      return g;
+    }
+    (void)graph.build_plans(fe::BuildPlanPolicy_t::ALL);
+    for (int i = 0; i < g.candidates; ++i) {
+      if (SelectPlan(g, i).ok()) return g;
+    }
+    return absl::UnimplementedError("cuDNN built none of its execution plans");
+  }
   RETURN_IF_ERROR(FeOk(graph.build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE), "build_plans"));
   RETURN_IF_ERROR(FeOk(graph.get_workspace_size(g.workspace), "get_workspace_size"));
   std::string name;
@@ -110,7 +142,7 @@ class ConvStep : public CudaKernel {
     if (it == by_batch_.end()) {
       PerBatch pb;
       ASSIGN_OR_RETURN(ConvGraphDesc d, MapConvGraph(*p, batch_, tf32_));
-      absl::StatusOr<ConvGraph> g = BuildGraph(ctx_.dnn, d);
+      absl::StatusOr<ConvGraph> g = BuildGraph(ctx_.dnn, d, ctx_.all_candidates, TunedFor(batch_));
       if (g.ok()) {
         pb.graph = *std::move(g);
         pb.workspace = pb.graph.workspace;
@@ -152,7 +184,11 @@ class ConvStep : public CudaKernel {
           {g.x, const_cast<void*>(in[0])}, {g.w, const_cast<void*>(in[1])}, {g.y, out[0]}};
       if (g.b) pack[g.b] = const_cast<void*>(bias);
       if (g.z) pack[g.z] = const_cast<void*>(residual);
-      RETURN_IF_ERROR(FeOk(g.graph->execute(ctx_.dnn, pack, workspace.data()), "execute"));
+      if (g.plan >= 0) {
+        RETURN_IF_ERROR(FeOk(g.graph->execute_plan_at_index(ctx_.dnn, pack, workspace.data(), g.plan), "execute"));
+      } else {
+        RETURN_IF_ERROR(FeOk(g.graph->execute(ctx_.dnn, pack, workspace.data()), "execute"));
+      }
     }
     if (act_) {
       const std::vector<const void*> none;
@@ -162,6 +198,17 @@ class ConvStep : public CudaKernel {
   }
 
   std::string Algorithm() const override { return current_ ? current_->algorithm : ""; }
+
+  int Candidates() const override { return current_ && !current_->fallback ? current_->graph.candidates : 0; }
+  int Candidate() const override { return current_ && current_->graph.plan > 0 ? static_cast<int>(current_->graph.plan) : 0; }
+  absl::StatusOr<int64_t> UseCandidate(int index) override {
+    if (!current_ || current_->fallback) return absl::UnimplementedError("no cuDNN plans for this step");
+    RETURN_IF_ERROR(SelectPlan(current_->graph, index));
+    current_->workspace = current_->graph.workspace;
+    current_->algorithm = absl::StrCat("cuDNN ", current_->graph.plan_name, " (plan ", index, "), workspace ",
+                                       current_->workspace, " bytes");
+    return current_->workspace;
+  }
 
  private:
   struct PerBatch {

@@ -49,7 +49,8 @@ void LtMatmul::Release() {
   desc_ = nullptr;
 }
 
-absl::StatusOr<int64_t> LtMatmul::Prepare(cublasLtHandle_t handle, const LtGemm& g, int64_t max_workspace) {
+absl::StatusOr<int64_t> LtMatmul::Prepare(cublasLtHandle_t handle, const LtGemm& g, int64_t max_workspace,
+                                          int candidate) {
   Release();
   g_ = g;
   GCOMP_CUBLAS(cublasLtMatmulDescCreate(&desc_, g.compute, g.scale_type));
@@ -80,13 +81,16 @@ absl::StatusOr<int64_t> LtMatmul::Prepare(cublasLtHandle_t handle, const LtGemm&
       cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, c_, d_, pref, 8, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   GCOMP_CUBLAS(s);
-  int pick = -1;
-  for (int i = 0; i < found && pick < 0; ++i) {
-    if (results[i].state == CUBLAS_STATUS_SUCCESS) pick = i;
+  int usable[8], n = 0;
+  for (int i = 0; i < found; ++i) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) usable[n++] = i;
   }
-  if (pick < 0) {
-    return absl::UnimplementedError(absl::StrCat("cuBLASLt has no algorithm for ", g.Describe()));
+  candidates_ = n;
+  if (n == 0) return absl::UnimplementedError(absl::StrCat("cuBLASLt has no algorithm for ", g.Describe()));
+  if (candidate < 0 || candidate >= n) {
+    return absl::InvalidArgumentError(absl::StrCat("cuBLASLt candidate ", candidate, " of ", n));
   }
+  const int pick = usable[candidate];
   algo_ = results[pick].algo;
   workspace_ = static_cast<int64_t>(results[pick].workspaceSize);
   algorithm_ = absl::StrCat("cuBLASLt algo ", AlgoConfig(algo_, CUBLASLT_ALGO_CONFIG_ID), " tile ",

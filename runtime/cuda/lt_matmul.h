@@ -20,9 +20,12 @@ class LtMatmul {
   LtMatmul& operator=(const LtMatmul&) = delete;
   ~LtMatmul();
 
-  // Descriptors for `g` and the heuristics' first algorithm that fits `max_workspace`; returns the
-  // workspace the algorithm needs.
-  absl::StatusOr<int64_t> Prepare(cublasLtHandle_t handle, const LtGemm& g, int64_t max_workspace);
+  // Descriptors for `g` and the heuristics' algorithm number `candidate` (0: the first) among those
+  // that fit `max_workspace`; returns the workspace the algorithm needs.
+  absl::StatusOr<int64_t> Prepare(cublasLtHandle_t handle, const LtGemm& g, int64_t max_workspace,
+                                  int candidate = 0);
+  // How many algorithms the heuristics returned at the last Prepare.
+  int candidates() const { return candidates_; }
   // D = epilogue(alpha * W' A' + beta * C + bias): w = the plan's W, a = the plan's A, c = the
   // residual or nullptr, bias or nullptr, d = Y.
   absl::Status Enqueue(cublasLtHandle_t handle, cudaStream_t stream, const void* w, const void* a, const void* bias,
@@ -38,6 +41,7 @@ class LtMatmul {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   int64_t workspace_ = 0;
+  int candidates_ = 0;
   std::string algorithm_;
 };
 

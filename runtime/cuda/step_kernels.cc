@@ -67,16 +67,10 @@ class GemmStep : public CudaKernel {
     if (!g || g->n != g_.n || g->k != g_.k || g->act != g_.act) {
       return absl::InvalidArgumentError(absl::StrCat("the GEMM does not match its compiled shape: ", why));
     }
-    auto it = by_m_.find(g->m);
-    if (it == by_m_.end()) {
-      RowMajorGemm lib = *g;
-      if (act_) lib.act = Activation::kNone;
-      ASSIGN_OR_RETURN(LtGemm lt, MapGemm(lib));
-      auto mm = std::make_unique<LtMatmul>();
-      RETURN_IF_ERROR(mm->Prepare(ctx_.lt, lt, kCublasLtWorkspace).status());
-      it = by_m_.emplace(g->m, std::move(mm)).first;
-    }
-    current_ = it->second.get();
+    m_ = g->m;
+    lib_ = *g;
+    if (act_) lib_.act = Activation::kNone;
+    ASSIGN_OR_RETURN(current_, Matmul(m_, TunedFor(spec.outputs.at(0).dims.empty() ? 1 : BatchOf(spec))));
     outer_ = act_ ? OuterAt(*act_, spec) : 0;
     return current_->workspace();
   }
@@ -100,13 +94,44 @@ class GemmStep : public CudaKernel {
     return act_ ? absl::StrCat(current_->algorithm(), "; then ", act_->code.name) : current_->algorithm();
   }
 
+  int Candidates() const override { return current_ ? current_->candidates() : 0; }
+  int Candidate() const override { return candidate_; }
+  absl::StatusOr<int64_t> UseCandidate(int index) override {
+    ASSIGN_OR_RETURN(current_, Matmul(m_, index));
+    return current_->workspace();
+  }
+
  private:
+  // The batch of a step: the leading output dim per unit of its compiled size.
+  static int64_t BatchOf(const KernelSpec& spec) {
+    const runtime::Operand& y = spec.outputs.at(0);
+    return !y.per_batch.empty() && y.per_batch[0] > 0 ? y.dims[0] / y.per_batch[0] : 1;
+  }
+
+  // The prepared matmul for M rows and a candidate, made once.
+  absl::StatusOr<LtMatmul*> Matmul(int64_t m, int candidate) {
+    auto key = std::make_pair(m, candidate);
+    auto it = by_m_.find(key);
+    if (it == by_m_.end()) {
+      RowMajorGemm g = lib_;
+      g.m = m;
+      ASSIGN_OR_RETURN(LtGemm lt, MapGemm(g));
+      auto mm = std::make_unique<LtMatmul>();
+      RETURN_IF_ERROR(mm->Prepare(ctx_.lt, lt, kCublasLtWorkspace, candidate).status());
+      it = by_m_.emplace(key, std::move(mm)).first;
+    }
+    candidate_ = candidate;
+    return it->second.get();
+  }
+
   const CudaContext& ctx_;
-  RowMajorGemm g_;
+  RowMajorGemm g_, lib_;
   std::optional<GeneratedKernel> act_;
   const void* act_fn_ = nullptr;
-  std::map<int64_t, std::unique_ptr<LtMatmul>> by_m_;
+  std::map<std::pair<int64_t, int>, std::unique_ptr<LtMatmul>> by_m_;
   LtMatmul* current_ = nullptr;
+  int64_t m_ = 0;
+  int candidate_ = 0;
   int64_t outer_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <cudnn.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,8 @@ struct CudaContext {
   cudnnHandle_t dnn = nullptr;
   // The loaded function of a generated kernel (a cudaKernel_t), by name.
   std::function<absl::StatusOr<const void*>(const std::string&)> function;
+  // Tuning sessions: cuDNN builds every execution plan, not only the heuristics' first.
+  bool all_candidates = false;
 };
 
 class CudaKernel : public runtime::Kernel {
@@ -37,6 +40,26 @@ class CudaKernel : public runtime::Kernel {
   // The algorithm chosen at the last Reshape, for the session info and bench --json
   // ("cuBLASLt algo 23 tile 256x128 stages 4, workspace 4194304").
   virtual std::string Algorithm() const = 0;
+
+  // Tuning. Reshape picks candidate 0 of the library's ranking, or the recorded choice for the
+  // batch (SetTuned). Candidates() counts the ranked candidates at the current batch;
+  // UseCandidate(i) switches to candidate i and returns its workspace bytes (an error when that
+  // candidate cannot run this step).
+  virtual int Candidates() const { return 0; }
+  virtual absl::StatusOr<int64_t> UseCandidate(int index) {
+    return absl::UnimplementedError("no candidates to choose from");
+  }
+  virtual int Candidate() const { return 0; }
+  void SetTuned(std::map<int64_t, int> by_batch) { tuned_ = std::move(by_batch); }
+
+ protected:
+  int TunedFor(int64_t batch) const {
+    auto it = tuned_.find(batch);
+    return it == tuned_.end() ? 0 : it->second;
+  }
+
+ private:
+  std::map<int64_t, int> tuned_;
 };
 
 absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGemmKernel(const CudaContext& ctx, const runtime::KernelSpec& spec);

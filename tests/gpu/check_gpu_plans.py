@@ -63,7 +63,7 @@ def main():
     failed = checked = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
-            if "resnet" not in name:
+            if "resnet" not in name and "resnext" not in name:
                 continue
             case = os.path.join(models_dir, name)
             model_path = os.path.join(case, "model.onnx")

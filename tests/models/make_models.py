@@ -74,10 +74,16 @@ RESNETS = {
     # 16), outputs 256..2048 as in ResNet-50; 64x64 input.
     "small": dict(block="bottleneck", layers=(1, 1, 1, 1), width_per_group=16, num_classes=100,
                   image=64),
+    # ResNeXt: grouped 3x3 convolutions (8 groups of width 4 per 64 planes: inner widths
+    # 32/64/128/256), 64x64 input.
+    "small_resnext": dict(block="bottleneck", layers=(1, 1, 1, 1), width_per_group=4, groups=8,
+                          num_classes=100, image=64),
     "resnet18": dict(block="basic", layers=(2, 2, 2, 2), width_per_group=64, num_classes=1000,
                      image=224),
     "resnet50": dict(block="bottleneck", layers=(3, 4, 6, 3), width_per_group=64,
                      num_classes=1000, image=224),
+    "resnext50_32x4d": dict(block="bottleneck", layers=(3, 4, 6, 3), width_per_group=4, groups=32,
+                            num_classes=1000, image=224),
 }
 
 VITS = {
@@ -128,6 +134,8 @@ def all_specs() -> list[Spec]:
                 specs.append(Spec(f"tv_{stem}_op{opset}_{'dynamic' if dynamic else 'static'}",
                                   family, "small", FORM_TV, opset, dynamic, "small", "torchvision"))
     specs += [
+        Spec("tv_small_resnext_op17_dynamic", "resnet", "small_resnext", FORM_TV, 17, True, "small",
+             "torchvision"),
         Spec("zoo_small_resnet_op9", "resnet", "small", FORM_ZOO, 9, False, "small", "zoo_resnet"),
         Spec("zoo_small_resnet_op7", "resnet", "small", FORM_ZOO, 7, False, "small", "zoo_resnet"),
         Spec("hf_small_vit_op13", "vit", "small", FORM_HF, 13, True, "small", "hf_vit"),
@@ -142,6 +150,8 @@ def all_specs() -> list[Spec]:
         specs.append(Spec(f"tv_{tv_name}_op17_dynamic", family, arch, FORM_TV, 17, True, "full",
                           "torchvision"))
     specs += [
+        Spec("tv_resnext50_32x4d_op17_dynamic", "resnet", "resnext50_32x4d", FORM_TV, 17, True, "full",
+             "torchvision"),
         Spec("zoo_resnet50_op9", "resnet", "resnet50", FORM_ZOO, 9, False, "full", "zoo_resnet"),
         Spec("zoo_resnet50_op7", "resnet", "resnet50", FORM_ZOO, 7, False, "full", "zoo_resnet"),
         Spec("hf_vit_op13", "vit", "b16", FORM_HF, 13, True, "full", "hf_vit"),
@@ -602,7 +612,7 @@ def build_torchvision(spec: Spec) -> tuple[onnx.ModelProto, dict]:
     if spec.family == "resnet":
         block = Bottleneck if cfg["block"] == "bottleneck" else BasicBlock
         model = ResNet(block, list(cfg["layers"]), num_classes=cfg["num_classes"],
-                       width_per_group=cfg["width_per_group"])
+                       width_per_group=cfg["width_per_group"], groups=cfg.get("groups", 1))
     else:
         model = VisionTransformer(image_size=cfg["image"], patch_size=cfg["patch"],
                                   num_layers=cfg["layers"], num_heads=cfg["heads"],

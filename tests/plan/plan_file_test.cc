@@ -384,6 +384,57 @@ TEST_F(PlanFileTest, KernelsSectionRoundTrips) {
   EXPECT_EQ((*loaded)->device_code[0].ptx, ".version 8.0");
 }
 
+TEST_F(PlanFileTest, DeviceFunctionsAndWorkspaceBoundRoundTrip) {
+  Plan plan = MakeTestPlan();
+  plan.workspace_bound = 32 << 20;
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    plan.device_code.push_back({std::string("gcomp_kernels_") + arch, arch, "cubin", "ptx", {{"gcomp_pool", 32, 0, 0, 0}}});
+  }
+  plan.steps[0].device_functions = {"gcomp_pool"};
+  absl::StatusOr<std::shared_ptr<const Plan>> loaded = RoundTrip(plan, "functions.gplan");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->workspace_bound, 32 << 20);
+  ASSERT_EQ((*loaded)->device_code.size(), 2u);
+  ASSERT_EQ((*loaded)->device_code[1].functions.size(), 1u);
+  EXPECT_EQ((*loaded)->device_code[1].functions[0].registers, 32);
+  EXPECT_EQ((*loaded)->steps[0].device_functions, std::vector<std::string>{"gcomp_pool"});
+  // A step launching a function that a module lacks is refused.
+  plan.device_code[1].functions.clear();
+  EXPECT_THAT(ValidatePlan(plan).ToString(), HasSubstr("does not define"));
+  plan.device_code.clear();
+  EXPECT_THAT(ValidatePlan(plan).ToString(), HasSubstr("no kernels section modules"));
+}
+
+TEST_F(PlanFileTest, TuningSectionRoundTripsOnlyWhenPresent) {
+  Plan plan = MakeTestPlan();
+  const std::string untuned = *SerializePlan(plan);
+  EXPECT_EQ(untuned.find("tuning"), std::string::npos);
+  plan.tuning.key = "NVIDIA H200 | 132 SMs | driver 13000 | CUDA 13000 | cuBLASLt 130100 | cuDNN 91900";
+  plan.tuning.choices.push_back({0, 1, 3, "cuBLASLt algo 21", 0.0125});
+  absl::StatusOr<std::shared_ptr<const Plan>> loaded = RoundTrip(plan, "tuned.gplan");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->tuning.key, plan.tuning.key);
+  ASSERT_EQ((*loaded)->tuning.choices.size(), 1u);
+  EXPECT_EQ((*loaded)->tuning.choices[0].candidate, 3);
+  EXPECT_EQ((*loaded)->tuning.choices[0].algorithm, "cuBLASLt algo 21");
+  EXPECT_DOUBLE_EQ((*loaded)->tuning.choices[0].ms, 0.0125);
+  ExpectSamePlan(plan, **loaded);
+  // A choice outside the plan is refused.
+  plan.tuning.choices[0].step = 1000;
+  EXPECT_THAT(ValidatePlan(plan).ToString(), HasSubstr("outside the plan"));
+  // A flipped byte inside the tuning section is a hash mismatch.
+  plan.tuning.choices[0].step = 0;
+  std::string bytes = *SerializePlan(plan);
+  const size_t at = bytes.find("cuBLASLt algo 21");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] ^= 1;
+  const std::string path = Path("tuning_flip.gplan");
+  std::ofstream(path, std::ios::binary) << bytes;
+  absl::StatusOr<std::shared_ptr<const Plan>> bad = ReadPlanFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("hash mismatch"));
+}
+
 TEST_F(PlanFileTest, BadMagicIsRefused) {
   std::string bytes = *SerializePlan(MakeTestPlan());
   bytes[3] = 'X';

@@ -72,7 +72,7 @@ def check_model(gcomp, case_dir, fail):
     dims = [d.dim_value if d.HasField("dim_value") else None for d in inp.type.tensor_type.shape.dim]
     dynamic = dims[0] is None
     sets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
-    peer = torch_peer.supports(model) and "resnet" in name
+    peer = torch_peer.supports(model) and ("resnet" in name or "resnext" in name)
     summary = []
     with tempfile.TemporaryDirectory() as tmp:
         # Random inputs for the reduced precisions: one batch of 64 (dynamic-batch models).

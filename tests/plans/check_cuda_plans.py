@@ -96,7 +96,7 @@ def main():
     failed = 0
     refused_checked = False
     for name in models:
-        if "resnet" not in name:
+        if "resnet" not in name and "resnext" not in name:
             continue
         model = os.path.join(models_dir, name, "model.onnx")
         with tempfile.TemporaryDirectory() as tmp:
