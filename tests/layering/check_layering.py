@@ -30,7 +30,7 @@ INCLUDES = {
     "runtime": ["core", "plan", "include/gcomp"],
     # The registries know every backend: the selection sides, and the backends with executors.
     "runtime/backend_kernels.cc": ["core", "plan", "runtime/cpu/cpu_kernels.h", "runtime/cuda/cuda_kernels.h"],
-    "runtime/backend.cc": ["core", "plan", "runtime/cpu/cpu_backend.h"],
+    "runtime/backend.cc": ["core", "plan", "runtime/cpu/cpu_backend.h", "runtime/cuda/cuda_backend.h"],
     # A backend's kernels see the kernel and selection interfaces; only its executor side sees
     # runtime/backend.h.
     # Both see the backend-independent step parsing (fused_op.h, op_geometry.h).
@@ -40,7 +40,13 @@ INCLUDES = {
                      "runtime/op_geometry.h"],
     "runtime/cpu/cpu_backend.h": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
     "runtime/cpu/cpu_backend.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
-    "runtime/cpu/cpu_executor.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
+    "runtime/cpu/cpu_executor.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h",
+                                    "runtime/plan_steps.h"],
+    # The cuda executor side: the backend interface and the executors' shared plan checks.
+    "runtime/cuda/cuda_backend.h": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h", "runtime/backend.h"],
+    "runtime/cuda/cuda_executor.cc": ["core", "plan", "runtime/kernel.h", "runtime/backend_kernels.h",
+                                      "runtime/fused_op.h", "runtime/op_geometry.h", "runtime/backend.h",
+                                      "runtime/plan_steps.h"],
     "include/gcomp": [],
 }
 
@@ -57,13 +63,14 @@ LINKS = {
     "gcomp_backend_kernels": ["gcomp_backend_api", "gcomp_cpu_kernels", "gcomp_cuda_kernels"],
     "gcomp_cpu_backend": ["gcomp_cpu_kernels"],
     "gcomp_cuda_kernels": ["gcomp_core", "gcomp_backend_api"],
-    "gcomp_backends": ["gcomp_backend_kernels", "gcomp_cpu_backend"],
+    "gcomp_cuda_backend": ["gcomp_cuda_kernels", "gcomp_backend_api"],
+    "gcomp_backends": ["gcomp_backend_kernels", "gcomp_cpu_backend", "gcomp_cuda_backend"],
     "gcomp_runtime": ["gcomp_backends", "gcomp_plan"],
 }
 # What an embedded runtime must never pull in, through any chain of links.
 RUNTIME_FORBIDDEN = {"gcomp_graph", "gcomp_passes", "gcomp_frontend", "gcomp_codegen"}
 # What codegen must never pull in: executors and sessions.
-CODEGEN_FORBIDDEN = {"gcomp_backends", "gcomp_cpu_backend", "gcomp_runtime"}
+CODEGEN_FORBIDDEN = {"gcomp_backends", "gcomp_cpu_backend", "gcomp_cuda_backend", "gcomp_runtime"}
 PROJECT_FOLDERS = ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "include", "tools", "tests"]
 SOURCE_EXT = (".h", ".cc", ".cpp")
 

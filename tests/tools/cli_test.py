@@ -95,15 +95,19 @@ class CliTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("unknown level 'O9'", err)
         case = os.path.dirname(self.model)
+        # cuda: a build without the CUDA toolkit has no cuda backend; with it, the ViT's LayerNorm and
+        # Attention have no cuda kernel yet (ResNets only) and the compile lists those steps.
+        cuda_refusals = ("target 'cuda' has no backend in this build yet",
+                         "have no kernel in the cuda:sm_90 backend's table")
         rc, _, err = gcomp("check", case, "--target", "cuda")
         self.assertEqual(rc, 2)
-        self.assertIn("target 'cuda' has no backend in this build yet", err)
+        self.assertTrue(any(m in err for m in cuda_refusals), err)
         rc, out, err = gcomp("check", case, "--target", "cpu")
         self.assertEqual(rc, 0, err)
         self.assertIn("PASS", out)
         rc, _, err = gcomp("compile", self.model, "-o", os.path.join(tempfile.gettempdir(), "x.gplan"), "--target", "cuda")
         self.assertEqual(rc, 2)
-        self.assertIn("target 'cuda' has no backend in this build yet", err)
+        self.assertTrue(any(m in err for m in cuda_refusals), err)
         # run --reference executes the graph lowered for a target on the reference interpreter; without it
         # --target cpu runs the compiled plan
         with tempfile.TemporaryDirectory() as d:
