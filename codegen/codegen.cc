@@ -223,6 +223,7 @@ class Generator {
     spec.params = &n->attrs;
     spec.threads = 1;
     spec.precision = o_.precision;
+    spec.batch = plan_->max_batch;
     Step step;
     step.name = n->name;
     step.op = n->op;
@@ -320,6 +321,7 @@ class Generator {
         spec.name = copy.name;
         spec.op = copy.op;
         spec.precision = o_.precision;
+        spec.batch = plan_->max_batch;
         const Buffer& sb = plan_->buffers[src];
         for (const Buffer* b : std::vector<const Buffer*>{&sb, &out}) {
           runtime::Operand o;

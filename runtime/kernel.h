@@ -59,6 +59,7 @@ struct KernelSpec {
   std::vector<Operand> outputs;
   int threads = 1;
   std::string precision = "fp32";  // the plan's --precision (tf32 plans keep fp32 storage)
+  int64_t batch = 1;               // the batch size the operand dims are at
   // in_place[k] = i when output k shares its memory with input i, else -1. Empty = none.
   std::vector<int> in_place;
 };

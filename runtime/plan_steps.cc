@@ -164,6 +164,7 @@ KernelSpec SpecAt(const plan::Plan& plan, const plan::Step& s, int64_t batch, in
   spec.params = &s.params;
   spec.threads = threads;
   spec.precision = plan.precision;
+  spec.batch = batch;
   spec.in_place.assign(s.in_place.begin(), s.in_place.end());
   for (int32_t id : s.inputs) {
     Operand op;

@@ -44,12 +44,6 @@ bool LibraryActivation(Activation a) {
 
 namespace {
 
-// The batch axis of a GEMM or convolution output: the leading one, or none.
-bool OutputScales(const KernelSpec& spec) {
-  const runtime::Operand& y = spec.outputs[0];
-  return !y.per_batch.empty() && y.per_batch[0] != 0;
-}
-
 std::vector<AttrSpec> MapParams() {
   return {{"perm", AttrType::kInts}, {"to", AttrType::kString},    {"axis", AttrType::kInt},
           {"allowzero", AttrType::kInt}, {"axes", AttrType::kInts}, {"min", AttrType::kFloat},
@@ -198,17 +192,14 @@ std::optional<GeneratedKernel> GeneratedKernelFor(const KernelSpec& spec, std::s
 
 std::optional<GeneratedKernel> AfterActivationKernel(const KernelSpec& spec) {
   std::string why;
-  const runtime::Operand& y = spec.outputs.at(0);
-  const int64_t lead = y.dims.empty() ? 1 : y.dims[0];
-  const int64_t per_outer = runtime::NumElements(y.dims) / std::max<int64_t>(lead, 1);
   if (spec.op == "FusedConv") {
     std::optional<runtime::ConvParams> p = runtime::ParseConv(spec, &why);
     if (!p || p->epi.act == Activation::kNone || p->epi.act == Activation::kRelu) return std::nullopt;
-    return ActivationKernel(p->dtype, per_outer, OutputScales(spec), lead, p->epi);
+    return ActivationKernel(p->dtype, p->epi);
   }
   std::optional<runtime::GemmParams> p = runtime::ParseGemm(spec, &why);
   if (!p || LibraryActivation(p->epi.act)) return std::nullopt;
-  return ActivationKernel(p->dtype, per_outer, OutputScales(spec), lead, p->epi);
+  return ActivationKernel(p->dtype, p->epi);
 }
 
 std::optional<GeneratedKernel> Im2ColKernelFor(const KernelSpec& spec) {

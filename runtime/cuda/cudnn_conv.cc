@@ -155,7 +155,8 @@ class ConvStep : public CudaKernel {
         ASSIGN_OR_RETURN(LtGemm lt, MapGemm(rg));
         pb.fallback = std::make_unique<LtMatmul>();
         RETURN_IF_ERROR(pb.fallback->Prepare(ctx_.lt, lt, kCublasLtWorkspace).status());
-        pb.im2col_bytes = (Im2ColBytes(*p, batch_) + 255) / 256 * 256;
+        pb.im2col_bytes_exact = Im2ColBytes(*p, batch_);
+        pb.im2col_bytes = (pb.im2col_bytes_exact + 255) / 256 * 256;
         pb.workspace = pb.im2col_bytes + pb.fallback->workspace();
         pb.algorithm = absl::StrCat("im2col + ", pb.fallback->algorithm(), " (cuDNN: ", g.status().message(), ")");
       }
@@ -174,7 +175,8 @@ class ConvStep : public CudaKernel {
       uint8_t* cols = workspace.data();
       const std::vector<const void*> x = {in[0]};
       const std::vector<void*> y = {cols};
-      RETURN_IF_ERROR(LaunchGenerated(ctx_, im2col_, im2col_fn_, batch_, x, y));
+      RETURN_IF_ERROR(LaunchGenerated(ctx_, im2col_, im2col_fn_, batch_,
+                                      current_->im2col_bytes_exact / static_cast<int64_t>(DTypeSize(p_.dtype)), x, y));
       RETURN_IF_ERROR(current_->fallback->Enqueue(ctx_.lt, ctx_.stream, in[1], cols, bias, residual, out[0],
                                                   cols + current_->im2col_bytes,
                                                   static_cast<int64_t>(workspace.size()) - current_->im2col_bytes));
@@ -192,7 +194,7 @@ class ConvStep : public CudaKernel {
     }
     if (act_) {
       const std::vector<const void*> none;
-      return LaunchGenerated(ctx_, *act_, act_fn_, batch_, none, out);
+      return LaunchGenerated(ctx_, *act_, act_fn_, batch_, batch_ * p_.ho * p_.wo * p_.cout, none, out);
     }
     return absl::OkStatus();
   }
@@ -214,7 +216,7 @@ class ConvStep : public CudaKernel {
   struct PerBatch {
     ConvGraph graph;
     std::unique_ptr<LtMatmul> fallback;
-    int64_t im2col_bytes = 0;
+    int64_t im2col_bytes = 0, im2col_bytes_exact = 0;
     int64_t workspace = 0;
     std::string algorithm;
   };

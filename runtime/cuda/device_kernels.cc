@@ -24,7 +24,8 @@ constexpr char kPreamble[] = R"(#ifndef GCOMP_PREAMBLE
 struct GcompArgs {
   const void* in[4];
   void* out[2];
-  long long outer;
+  long long batch;
+  long long total;
 };
 #ifndef GCOMP_HOST_EMULATION
 __device__ __forceinline__ float gc_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
@@ -99,55 +100,82 @@ std::string ActivationExpr(const Epilogue& e, const std::string& v) {
 std::string ActTag(const Epilogue& e) { return e.act == Activation::kNone ? "" : absl::StrCat("_", ActivationName(e.act)); }
 
 // The function around a body: `name` gets the body's hash appended.
-GeneratedKernel Finish(const std::string& stem, const std::string& body, int64_t items_per_outer, bool outer_is_batch,
-                       int64_t fixed_outer, std::string description) {
+GeneratedKernel Finish(const std::string& stem, const std::string& body, int64_t vector, std::string description) {
   GeneratedKernel k;
   const std::string name = absl::StrCat("gcomp_", stem, "_", Hash8(body));
   k.code.name = name;
   k.code.source = absl::StrCat(kPreamble, "extern \"C\" __global__ void __launch_bounds__(256) ", name,
                                "(GcompArgs a) {\n", body, "}\n");
-  k.items_per_outer = items_per_outer;
-  k.outer_is_batch = outer_is_batch;
-  k.fixed_outer = fixed_outer;
+  k.vector = vector;
   k.description = std::move(description);
   return k;
 }
 
-std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+// A dim or stride as the plan's dims are: per_batch * batch + fixed.
+struct Lin {
+  int64_t pb = 0, f = 0;
+  bool fixed() const { return pb == 0; }
+  bool operator==(const Lin&) const = default;
+  // Generated code: a literal, or the expression of `a.batch`.
+  std::string Code() const {
+    if (pb == 0) return absl::StrCat(f, "LL");
+    return absl::StrCat("(", pb, "LL * a.batch + ", f, "LL)");
+  }
+  bool DivisibleBy(int64_t v) const { return pb % v == 0 && f % v == 0; }
+};
+
+// Lin * Lin where at most one factor depends on the batch; nullopt otherwise.
+std::optional<Lin> Mul(const Lin& a, const Lin& b) {
+  if (!a.fixed() && !b.fixed()) return std::nullopt;
+  if (a.fixed()) return Lin{a.f * b.pb, a.f * b.f};
+  return Lin{a.pb * b.f, a.f * b.f};
+}
+Lin Add(const Lin& a, const Lin& b) { return Lin{a.pb + b.pb, a.f + b.f}; }
+
+// An operand's dims as Lin at the spec's batch.
+std::vector<Lin> LinDims(const Operand& o, int64_t batch) {
+  std::vector<Lin> d;
+  for (size_t k = 0; k < o.dims.size(); ++k) {
+    const int64_t pb = k < o.per_batch.size() ? o.per_batch[k] : 0;
+    d.push_back({pb, o.dims[k] - pb * batch});
+  }
+  return d;
+}
+
+// Contiguous strides of `dims` (nullopt when a stride would be quadratic in the batch).
+std::optional<std::vector<Lin>> Strides(const std::vector<Lin>& dims) {
+  std::vector<Lin> s(dims.size(), Lin{0, 1});
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
+    std::optional<Lin> m = Mul(s[i + 1], dims[i + 1]);
+    if (!m) return std::nullopt;
+    s[i] = *m;
+  }
   return s;
 }
 
-bool Scales(const Operand& o, size_t axis) { return axis < o.per_batch.size() && o.per_batch[axis] != 0; }
-
-// Only the leading axis of any operand may depend on the batch.
-bool OnlyLeadingScales(const Operand& o) {
-  for (size_t k = 1; k < o.per_batch.size(); ++k) {
-    if (o.per_batch[k] != 0) return false;
-  }
-  return true;
-}
-
 // A strided view: output dims and, per output axis, each input's stride (0: broadcast) plus a base
-// offset, all in elements. Axis 0 is the leading (possibly batch) axis and is never merged.
+// offset, all in elements and linear in the batch.
 struct View {
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> strides;  // per input
-  std::vector<int64_t> base;                  // per input
+  std::vector<Lin> dims;
+  std::vector<std::vector<Lin>> strides;  // per input
+  std::vector<Lin> base;                  // per input
 };
 
-// Drops unit axes after the first and merges adjacent axes that every input walks contiguously.
+// Drops unit axes and merges adjacent batch-independent axes that every input walks contiguously.
 View Simplify(const View& v) {
   View out;
   out.base = v.base;
   out.strides.resize(v.strides.size());
   for (size_t k = 0; k < v.dims.size(); ++k) {
-    if (k > 0 && v.dims[k] == 1) continue;
-    bool merge = k > 0 && out.dims.size() > 1;
-    for (size_t i = 0; merge && i < v.strides.size(); ++i) merge = out.strides[i].back() == v.strides[i][k] * v.dims[k];
+    if (v.dims[k] == Lin{0, 1}) continue;
+    bool merge = !out.dims.empty() && out.dims.back().fixed() && v.dims[k].fixed();
+    for (size_t i = 0; merge && i < v.strides.size(); ++i) {
+      const Lin& outer = out.strides[i].back();
+      const Lin& inner = v.strides[i][k];
+      merge = outer.fixed() && inner.fixed() && outer.f == inner.f * v.dims[k].f;
+    }
     if (merge) {
-      out.dims.back() *= v.dims[k];
+      out.dims.back().f *= v.dims[k].f;
       for (size_t i = 0; i < v.strides.size(); ++i) out.strides[i].back() = v.strides[i][k];
     } else {
       out.dims.push_back(v.dims[k]);
@@ -155,57 +183,42 @@ View Simplify(const View& v) {
     }
   }
   if (out.dims.empty()) {
-    out.dims.push_back(1);
-    for (auto& s : out.strides) s.push_back(0);
+    out.dims.push_back({0, 1});
+    for (auto& s : out.strides) s.push_back({0, 0});
   }
   return out;
 }
 
-// Code computing `off0`, `off1`, ... for item `i` of a view (axis 0 from the quotient).
+// Code computing `off0`, `off1`, ... for item `i` of a view.
 std::string OffsetCode(const View& v) {
   std::string code = "    long long r = i;\n";
-  for (size_t in = 0; in < v.strides.size(); ++in) absl::StrAppend(&code, "    long long off", in, " = ", v.base[in], "LL;\n");
+  for (size_t in = 0; in < v.strides.size(); ++in) {
+    absl::StrAppend(&code, "    long long off", in, " = ", v.base[in].Code(), ";\n");
+  }
   for (size_t k = v.dims.size(); k-- > 1;) {
-    absl::StrAppend(&code, "    { const long long c = r % ", v.dims[k], "LL; r /= ", v.dims[k], "LL;");
+    absl::StrAppend(&code, "    { const long long c = r % ", v.dims[k].Code(), "; r /= ", v.dims[k].Code(), ";");
     for (size_t in = 0; in < v.strides.size(); ++in) {
-      if (v.strides[in][k] != 0) absl::StrAppend(&code, " off", in, " += c * ", v.strides[in][k], "LL;");
+      if (!(v.strides[in][k] == Lin{0, 0})) absl::StrAppend(&code, " off", in, " += c * ", v.strides[in][k].Code(), ";");
     }
     absl::StrAppend(&code, " }\n");
   }
   for (size_t in = 0; in < v.strides.size(); ++in) {
-    if (v.strides[in][0] != 0) absl::StrAppend(&code, "    off", in, " += r * ", v.strides[in][0], "LL;\n");
+    if (!(v.strides[in][0] == Lin{0, 0})) absl::StrAppend(&code, "    off", in, " += r * ", v.strides[in][0].Code(), ";\n");
   }
   return code;
 }
 
-int64_t Inner(const View& v) {
-  int64_t n = 1;
-  for (size_t k = 1; k < v.dims.size(); ++k) n *= v.dims[k];
-  return n;
+std::string DimsText(const View& v) {
+  std::vector<std::string> d;
+  for (const Lin& l : v.dims) d.push_back(l.fixed() ? absl::StrCat(l.f) : l.f ? absl::StrCat(l.pb, "b+", l.f) : absl::StrCat(l.pb, "b"));
+  return absl::StrCat("[", absl::StrJoin(d, ","), "]");
 }
 
-// The batch rule for a view kernel: the output's leading axis may scale, no other; an input's
-// leading axis may scale only where it maps onto the output's leading axis one to one.
-bool BatchRule(const KernelSpec& spec, bool input_leading_maps, bool* outer_is_batch, std::string* why_not) {
-  const Operand& y = spec.outputs[0];
-  for (const Operand& o : spec.inputs) {
-    if (o.present && !OnlyLeadingScales(o)) {
-      *why_not = "an input's non-leading axis depends on the batch";
-      return false;
-    }
+bool AnyScales(const Operand& o, size_t from, size_t to) {
+  for (size_t k = from; k < to && k < o.per_batch.size(); ++k) {
+    if (o.per_batch[k] != 0) return true;
   }
-  if (!OnlyLeadingScales(y)) {
-    *why_not = "the output's non-leading axis depends on the batch";
-    return false;
-  }
-  *outer_is_batch = Scales(y, 0);
-  for (const Operand& o : spec.inputs) {
-    if (o.present && Scales(o, 0) && (!*outer_is_batch || !input_leading_maps)) {
-      *why_not = "the batch axis of an input does not map onto the output's leading axis";
-      return false;
-    }
-  }
-  return true;
+  return false;
 }
 
 std::optional<Epilogue> UnaryActivation(const KernelSpec& spec) {
@@ -235,13 +248,16 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
     return std::nullopt;
   }
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
-  const std::vector<int64_t> xs = ContiguousStrides(x.dims);
-  const int64_t total = runtime::NumElements(y.dims);
+  const std::vector<Lin> xd = LinDims(x, spec.batch), yd = LinDims(y, spec.batch);
+  std::optional<std::vector<Lin>> xs = Strides(xd);
+  if (!xs) {
+    *why_not = "the input has two batch-dependent dims";
+    return std::nullopt;
+  }
   View v;
-  v.dims = y.dims;
-  v.strides.assign(1, std::vector<int64_t>(y.dims.size(), 0));
-  v.base.assign(1, 0);
-  bool leading_maps = true;
+  v.dims = yd;
+  v.strides.assign(1, std::vector<Lin>(yd.size(), Lin{}));
+  v.base.assign(1, Lin{});
   Epilogue act;
   std::string what = spec.op;
   if (spec.op == "Transpose") {
@@ -250,8 +266,7 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
       *why_not = "invalid permutation";
       return std::nullopt;
     }
-    for (size_t k = 0; k < perm->size(); ++k) v.strides[0][k] = xs[(*perm)[k]];
-    leading_maps = !perm->empty() && (*perm)[0] == 0;
+    for (size_t k = 0; k < perm->size(); ++k) v.strides[0][k] = (*xs)[(*perm)[k]];
     what = absl::StrCat("transpose [", absl::StrJoin(*perm, ","), "]");
   } else if (spec.op == "Slice") {
     std::optional<std::vector<runtime::SliceAxisPlan>> axes = runtime::ResolveSliceAxes(spec);
@@ -260,29 +275,33 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
       return std::nullopt;
     }
     for (size_t k = 0; k < axes->size(); ++k) {
-      v.strides[0][k] = xs[k] * (*axes)[k].step;
-      v.base[0] += xs[k] * (*axes)[k].start;
+      const runtime::SliceAxisPlan& a = (*axes)[k];
+      if (!xd[k].fixed() && !(a.start == 0 && a.step == 1 && a.count == a.dim)) {
+        *why_not = "a slice of a batch-dependent axis";
+        return std::nullopt;
+      }
+      std::optional<Lin> st = Mul((*xs)[k], Lin{0, a.step}), off = Mul((*xs)[k], Lin{0, a.start});
+      v.strides[0][k] = *st;
+      v.base[0] = Add(v.base[0], *off);
     }
-    leading_maps = !axes->empty() && (*axes)[0].start == 0 && (*axes)[0].step == 1 && (*axes)[0].count == x.dims[0];
     what = "strided slice";
   } else if (spec.op == "Expand") {
-    if (y.dims.size() < x.dims.size()) {
+    if (yd.size() < xd.size()) {
       *why_not = "expand to a lower rank";
       return std::nullopt;
     }
-    const size_t lead = y.dims.size() - x.dims.size();
-    for (size_t k = 0; k < x.dims.size(); ++k) {
-      if (x.dims[k] != y.dims[lead + k] && x.dims[k] != 1) {
+    const size_t lead = yd.size() - xd.size();
+    for (size_t k = 0; k < xd.size(); ++k) {
+      if (!(xd[k] == yd[lead + k]) && !(xd[k] == Lin{0, 1})) {
         *why_not = "dims do not broadcast";
         return std::nullopt;
       }
-      v.strides[0][lead + k] = x.dims[k] == 1 ? 0 : xs[k];
+      v.strides[0][lead + k] = xd[k] == Lin{0, 1} ? Lin{} : (*xs)[k];
     }
-    leading_maps = lead == 0 && x.dims.size() > 0 && x.dims[0] == y.dims[0];
     what = "expand";
   } else if (spec.op == "Cast" || spec.op == "Identity" || spec.op == "Reshape" || spec.op == "Flatten" ||
              spec.op == "Squeeze" || spec.op == "Unsqueeze" || UnaryActivation(spec)) {
-    if (runtime::NumElements(x.dims) != total) {
+    if (runtime::NumElements(x.dims) != runtime::NumElements(y.dims)) {
       *why_not = "element counts differ";
       return std::nullopt;
     }
@@ -293,9 +312,13 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
         return std::nullopt;
       }
     }
-    v.strides[0] = ContiguousStrides(y.dims);
-    // Same memory order: the leading axes agree when both hold the same number of elements.
-    leading_maps = !x.dims.empty() && !y.dims.empty() && x.dims[0] == y.dims[0];
+    // Same memory order: a flat walk over the elements.
+    std::optional<std::vector<Lin>> ys = Strides(yd);
+    if (!ys) {
+      *why_not = "the output has two batch-dependent dims";
+      return std::nullopt;
+    }
+    v.strides[0] = *ys;
     what = spec.op == "Cast" ? absl::StrCat("cast ", DTypeName(x.dtype), "->", DTypeName(y.dtype)) : "copy";
     if (act.act != Activation::kNone) what = ActivationName(act.act);
   } else {
@@ -306,36 +329,35 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
     *why_not = "a cast other than between f32, f16 and bf16";
     return std::nullopt;
   }
-  bool outer_is_batch = false;
-  if (!BatchRule(spec, leading_maps, &outer_is_batch, why_not)) return std::nullopt;
-  if (y.dims.empty()) {
-    v.dims = {1};
-    v.strides[0] = {0};
+  if (!Strides(yd)) {
+    *why_not = "the output has two batch-dependent dims";
+    return std::nullopt;
   }
   const View s = Simplify(v);
-  const int64_t inner = Inner(s);
   const bool copy = x.dtype == y.dtype && act.act == Activation::kNone;
   const size_t es = DTypeSize(y.dtype);
   // 16-byte vectors: a pure copy whose innermost axis is contiguous and whose every offset and
   // extent is a multiple of the vector (the pointers' alignment is checked at run time).
   const int64_t vec = copy && es <= 16 ? static_cast<int64_t>(16 / es) : 1;
-  bool vectorize = vec > 1 && s.dims.size() > 1 && s.strides[0].back() == 1 && s.dims.back() % vec == 0 &&
-                   s.base[0] % vec == 0;
-  for (size_t k = 0; vectorize && k + 1 < s.dims.size(); ++k) vectorize = s.strides[0][k] % vec == 0;
+  bool vectorize = vec > 1 && s.strides[0].back() == Lin{0, 1} && s.dims.back().fixed() &&
+                   s.dims.back().f % vec == 0 && s.base[0].DivisibleBy(vec);
+  for (size_t k = 0; vectorize && k + 1 < s.dims.size(); ++k) vectorize = s.strides[0][k].DivisibleBy(vec);
   std::string body;
   const std::string xt = StorageType(x.dtype), yt = StorageType(y.dtype);
   if (vectorize) {
     View sv = s;
-    sv.dims.back() /= vec;
-    for (int64_t& st : sv.strides[0]) st = st == 1 ? 1 : st / vec;
-    sv.base[0] /= vec;
-    absl::StrAppend(&body, "  const long long total = a.outer * ", inner, "LL;\n",
-                    "  if (((unsigned long long)a.in[0] | (unsigned long long)a.out[0]) % 16 == 0) {\n",
+    sv.dims.back().f /= vec;
+    for (Lin& st : sv.strides[0]) {
+      if (!(st == Lin{0, 1})) st = Lin{st.pb / vec, st.f / vec};
+    }
+    sv.base[0] = Lin{sv.base[0].pb / vec, sv.base[0].f / vec};
+    absl::StrAppend(&body, "  if (((unsigned long long)a.in[0] | (unsigned long long)a.out[0]) % 16 == 0) {\n",
                     "    const uint4* x = (const uint4*)a.in[0];\n    uint4* y = (uint4*)a.out[0];\n",
-                    "    for (long long i = gc_first(); i < total / ", vec, "LL; i += gc_stride()) {\n",
-                    OffsetCode(sv), "    y[i] = x[off0];\n    }\n    return;\n  }\n");
+                    "    for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n", OffsetCode(sv),
+                    "    y[i] = x[off0];\n    }\n    return;\n  }\n",
+                    "  const long long total = a.total * ", vec, "LL;  // unaligned pointers: one element per item\n");
   } else {
-    absl::StrAppend(&body, "  const long long total = a.outer * ", inner, "LL;\n");
+    absl::StrAppend(&body, "  const long long total = a.total;\n");
   }
   absl::StrAppend(&body, "  const ", xt, "* x = (const ", xt, "*)a.in[0];\n  ", yt, "* y = (", yt, "*)a.out[0];\n",
                   "  for (long long i = gc_first(); i < total; i += gc_stride()) {\n", OffsetCode(s));
@@ -350,9 +372,9 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
                                         : act.act != Activation::kNone ? "act"
                                                                        : "copy",
                                         ActTag(act), "_", DTypeName(y.dtype));
-  return Finish(stem, body, inner, outer_is_batch, s.dims[0],
-                absl::StrCat(what, ", ", DTypeName(y.dtype), vectorize ? ", 16-byte vectors" : "", ", dims [",
-                             absl::StrJoin(s.dims, ","), "]"));
+  return Finish(stem, body, vectorize ? vec : 1,
+                absl::StrCat(what, ", ", DTypeName(y.dtype), vectorize ? ", 16-byte vectors" : "", ", dims ",
+                             DimsText(s)));
 }
 
 std::optional<GeneratedKernel> BinaryKernel(const KernelSpec& spec, std::string* why_not) {
@@ -367,51 +389,47 @@ std::optional<GeneratedKernel> BinaryKernel(const KernelSpec& spec, std::string*
     return std::nullopt;
   }
   const Operand &a = spec.inputs[0], &b = spec.inputs[1], &y = spec.outputs[0];
-  if (!a.present || !b.present || !runtime::IsStorageFloat(a.dtype) || !runtime::IsStorageFloat(b.dtype) || !runtime::IsStorageFloat(y.dtype)) {
+  if (!a.present || !b.present || !runtime::IsStorageFloat(a.dtype) || !runtime::IsStorageFloat(b.dtype) ||
+      !runtime::IsStorageFloat(y.dtype)) {
     *why_not = "operands other than f32, f16 or bf16";
     return std::nullopt;
   }
   View v;
-  v.dims = y.dims;
-  v.base = {0, 0};
-  bool leading_maps = true;
+  v.dims = LinDims(y, spec.batch);
+  v.base = {Lin{}, Lin{}};
+  if (!Strides(v.dims)) {
+    *why_not = "the output has two batch-dependent dims";
+    return std::nullopt;
+  }
   for (const Operand* o : {&a, &b}) {
-    if (o->dims.size() > y.dims.size()) {
-      *why_not = "an input of higher rank than the output";
+    const std::vector<Lin> od = LinDims(*o, spec.batch);
+    std::optional<std::vector<Lin>> os = Strides(od);
+    if (od.size() > v.dims.size() || !os) {
+      *why_not = "an input of higher rank than the output, or with two batch-dependent dims";
       return std::nullopt;
     }
-    const std::vector<int64_t> os = ContiguousStrides(o->dims);
-    const size_t lead = y.dims.size() - o->dims.size();
-    std::vector<int64_t> st(y.dims.size(), 0);
-    for (size_t k = 0; k < o->dims.size(); ++k) {
-      if (o->dims[k] != y.dims[lead + k] && o->dims[k] != 1) {
+    const size_t lead = v.dims.size() - od.size();
+    std::vector<Lin> st(v.dims.size(), Lin{});
+    for (size_t k = 0; k < od.size(); ++k) {
+      if (!(od[k] == v.dims[lead + k]) && !(od[k] == Lin{0, 1})) {
         *why_not = "dims do not broadcast";
         return std::nullopt;
       }
-      st[lead + k] = o->dims[k] == 1 ? 0 : os[k];
+      st[lead + k] = od[k] == Lin{0, 1} ? Lin{} : (*os)[k];
     }
-    if (Scales(*o, 0)) leading_maps &= lead == 0;
     v.strides.push_back(st);
   }
-  bool outer_is_batch = false;
-  if (!BatchRule(spec, leading_maps, &outer_is_batch, why_not)) return std::nullopt;
-  if (y.dims.empty()) {
-    v.dims = {1};
-    v.strides = {{0}, {0}};
-  }
   const View s = Simplify(v);
-  const int64_t inner = Inner(s);
   const std::string at = StorageType(a.dtype), bt = StorageType(b.dtype), yt = StorageType(y.dtype);
-  std::string body = absl::StrCat("  const long long total = a.outer * ", inner, "LL;\n  const ", at, "* x0 = (const ",
-                                  at, "*)a.in[0];\n  const ", bt, "* x1 = (const ", bt, "*)a.in[1];\n  ", yt, "* y = (",
-                                  yt, "*)a.out[0];\n",
-                                  "  for (long long i = gc_first(); i < total; i += gc_stride()) {\n", OffsetCode(s),
+  std::string body = absl::StrCat("  const ", at, "* x0 = (const ", at, "*)a.in[0];\n  const ", bt, "* x1 = (const ", bt,
+                                  "*)a.in[1];\n  ", yt, "* y = (", yt, "*)a.out[0];\n",
+                                  "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n", OffsetCode(s),
                                   "    const float v = ", Load(a.dtype, "x0[off0]"), " ", sym, " ",
                                   Load(b.dtype, "x1[off1]"), ";\n    y[i] = ", Store(y.dtype, "v"), ";\n  }\n");
   std::string lower = spec.op;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return Finish(absl::StrCat(lower, "_", DTypeName(y.dtype)), body, inner, outer_is_batch, s.dims[0],
-                absl::StrCat(spec.op, ", ", DTypeName(y.dtype), ", dims [", absl::StrJoin(s.dims, ","), "]"));
+  return Finish(absl::StrCat(lower, "_", DTypeName(y.dtype)), body, 1,
+                absl::StrCat(spec.op, ", ", DTypeName(y.dtype), ", dims ", DimsText(s)));
 }
 
 std::optional<GeneratedKernel> PoolKernel(const KernelSpec& spec, std::string* why_not) {
@@ -420,13 +438,15 @@ std::optional<GeneratedKernel> PoolKernel(const KernelSpec& spec, std::string* w
     *why_not = "pooling parameters outside max/average 2-D pooling";
     return std::nullopt;
   }
-  bool outer_is_batch = false;
-  if (!BatchRule(spec, true, &outer_is_batch, why_not)) return std::nullopt;
+  // N is the loop's quotient, never compiled in: only it may depend on the batch.
+  if (AnyScales(spec.inputs[0], 1, 4) || AnyScales(spec.outputs[0], 1, 4)) {
+    *why_not = "a batch-dependent dim other than N";
+    return std::nullopt;
+  }
   const std::string xt = StorageType(p->x_type), yt = StorageType(p->y_type);
-  const int64_t items = p->c * p->oh * p->ow;
-  std::string body = absl::StrCat("  const long long total = a.outer * ", items, "LL;\n  const ", xt, "* x = (const ",
-                                  xt, "*)a.in[0];\n  ", yt, "* y = (", yt, "*)a.out[0];\n",
-                                  "  for (long long i = gc_first(); i < total; i += gc_stride()) {\n");
+  std::string body = absl::StrCat("  const ", xt, "* x = (const ", xt, "*)a.in[0];\n  ", yt, "* y = (", yt,
+                                  "*)a.out[0];\n",
+                                  "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n");
   if (p->nhwc) {
     absl::StrAppend(&body, "    const long long c = i % ", p->c, "LL; long long r = i / ", p->c, "LL;\n",
                     "    const long long ow = r % ", p->ow, "LL; r /= ", p->ow, "LL;\n", "    const long long oh = r % ",
@@ -465,7 +485,7 @@ std::optional<GeneratedKernel> PoolKernel(const KernelSpec& spec, std::string* w
   const std::string shape = absl::StrCat(p->kh, "x", p->kw, "s", p->sh);
   return Finish(absl::StrCat("pool_", p->max ? "max_" : "avg_", shape, p->nhwc ? "_nhwc_" : "_nchw_",
                              DTypeName(p->y_type)),
-                body, items, outer_is_batch, p->n,
+                body, 1,
                 absl::StrCat(p->max ? "max" : "average", " pool ", p->kh, "x", p->kw, " stride ", p->sh, "x", p->sw,
                              p->nhwc ? " NHWC " : " NCHW ", DTypeName(p->y_type)));
 }
@@ -476,56 +496,55 @@ std::optional<GeneratedKernel> ReduceMeanKernel(const KernelSpec& spec, std::str
     *why_not = "reduced axes are not one contiguous block";
     return std::nullopt;
   }
-  bool outer_is_batch = false;
+  // The reduced and inner extents are compiled in: they must not depend on the batch. (The kept
+  // outer axes, where the batch is, are the loop's quotient.)
   const Operand& x = spec.inputs[0];
-  const Operand& y = spec.outputs[0];
-  // The batch axis must be among the outer (kept) axes: its size divides `outer`.
-  const bool leading_kept = !x.dims.empty() && !y.dims.empty() && x.dims[0] == y.dims[0] && p->outer % x.dims[0] == 0;
-  if (!BatchRule(spec, leading_kept, &outer_is_batch, why_not)) return std::nullopt;
-  const int64_t lead = y.dims.empty() ? 1 : y.dims[0];
-  const int64_t items = p->outer / (outer_is_batch ? lead : p->outer) * p->inner;
+  int64_t inner_and_reduced = 1;
+  size_t first_fixed = x.dims.size();
+  while (first_fixed > 0 && inner_and_reduced < p->reduced * p->inner) inner_and_reduced *= x.dims[--first_fixed];
+  if (inner_and_reduced != p->reduced * p->inner || AnyScales(x, first_fixed, x.dims.size())) {
+    *why_not = "a reduced or inner axis depends on the batch";
+    return std::nullopt;
+  }
   const std::string xt = StorageType(p->x_type), yt = StorageType(p->y_type);
-  std::string body = absl::StrCat(
-      "  const long long total = a.outer * ", items, "LL;\n  const ", xt, "* x = (const ", xt, "*)a.in[0];\n  ", yt,
-      "* y = (", yt, "*)a.out[0];\n", "  for (long long i = gc_first(); i < total; i += gc_stride()) {\n",
-      "    const long long o = i / ", p->inner, "LL, j = i % ", p->inner, "LL;\n", "    const ", xt, "* row = x + o * ",
-      p->reduced * p->inner, "LL + j;\n    float acc = 0.0f;\n    for (long long r = 0; r < ", p->reduced,
-      "LL; ++r) acc += ", Load(p->x_type, absl::StrCat("row[r * ", p->inner, "LL]")), ";\n    y[i] = ",
-      Store(p->y_type, absl::StrCat("acc * ", FloatLiteral(1.0f / static_cast<float>(p->reduced)))), ";\n  }\n");
   // Mean as sum * (1/n): the reference divides; the difference is within one rounding.
-  return Finish(absl::StrCat("reduce_mean_", DTypeName(p->y_type)), body, items, outer_is_batch,
-                outer_is_batch ? lead : 1,
-                absl::StrCat("mean over ", p->reduced, " of [", p->outer, ", ", p->reduced, ", ", p->inner, "], ",
+  std::string body = absl::StrCat(
+      "  const ", xt, "* x = (const ", xt, "*)a.in[0];\n  ", yt, "* y = (", yt, "*)a.out[0];\n",
+      "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n", "    const long long o = i / ", p->inner,
+      "LL, j = i % ", p->inner, "LL;\n", "    const ", xt, "* row = x + o * ", p->reduced * p->inner,
+      "LL + j;\n    float acc = 0.0f;\n    for (long long r = 0; r < ", p->reduced, "LL; ++r) acc += ",
+      Load(p->x_type, absl::StrCat("row[r * ", p->inner, "LL]")), ";\n    y[i] = ",
+      Store(p->y_type, absl::StrCat("acc * ", FloatLiteral(1.0f / static_cast<float>(p->reduced)))), ";\n  }\n");
+  return Finish(absl::StrCat("reduce_mean_", DTypeName(p->y_type)), body, 1,
+                absl::StrCat("mean over ", p->reduced, " of [outer, ", p->reduced, ", ", p->inner, "], ",
                              DTypeName(p->y_type)));
 }
 
-GeneratedKernel ActivationKernel(DType dtype, int64_t n_per_outer, bool outer_is_batch, int64_t fixed_outer,
-                                 const Epilogue& epi) {
+GeneratedKernel ActivationKernel(DType dtype, const Epilogue& epi) {
   const std::string t = StorageType(dtype);
   const std::string body = absl::StrCat(
-      "  const long long total = a.outer * ", n_per_outer, "LL;\n  ", t, "* y = (", t, "*)a.out[0];\n",
-      "  for (long long i = gc_first(); i < total; i += gc_stride()) {\n    const float v = ", Load(dtype, "y[i]"),
-      ";\n    y[i] = ", Store(dtype, ActivationExpr(epi, "v")), ";\n  }\n");
-  return Finish(absl::StrCat("act", ActTag(epi), "_", DTypeName(dtype)), body, n_per_outer, outer_is_batch,
-                fixed_outer, absl::StrCat(ActivationName(epi.act), " in place, ", DTypeName(dtype)));
+      "  ", t, "* y = (", t, "*)a.out[0];\n", "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n",
+      "    const float v = ", Load(dtype, "y[i]"), ";\n    y[i] = ", Store(dtype, ActivationExpr(epi, "v")),
+      ";\n  }\n");
+  return Finish(absl::StrCat("act", ActTag(epi), "_", DTypeName(dtype)), body, 1,
+                absl::StrCat(ActivationName(epi.act), " in place, ", DTypeName(dtype)));
 }
 
 GeneratedKernel Im2ColKernel(const Im2ColGeometry& g) {
   const int64_t cg = g.c / g.group;
   const int64_t kk = g.kh * g.kw * cg;
-  const int64_t items = g.ho * g.wo * g.group * kk;
   const std::string t = StorageType(g.dtype);
   const std::string body = absl::StrCat(
-      "  const long long total = a.outer * ", items, "LL;\n  const ", t, "* x = (const ", t, "*)a.in[0];\n  ", t,
-      "* y = (", t, "*)a.out[0];\n", "  for (long long i = gc_first(); i < total; i += gc_stride()) {\n",
-      "    const long long k = i % ", kk, "LL; long long r = i / ", kk, "LL;\n", "    const long long g = r % ",
-      g.group, "LL; r /= ", g.group, "LL;\n", "    const long long ow = r % ", g.wo, "LL; r /= ", g.wo, "LL;\n",
-      "    const long long oh = r % ", g.ho, "LL; const long long n = r / ", g.ho, "LL;\n",
-      "    const long long c = k % ", cg, "LL, t = k / ", cg, "LL;\n", "    const long long h = oh * ", g.sh, "LL - ",
-      g.pt, "LL + (t / ", g.kw, "LL) * ", g.dh, "LL;\n", "    const long long w = ow * ", g.sw, "LL - ", g.pl,
-      "LL + (t % ", g.kw, "LL) * ", g.dw, "LL;\n", "    y[i] = (h >= 0 && h < ", g.h, "LL && w >= 0 && w < ", g.w,
-      "LL) ? x[((n * ", g.h, "LL + h) * ", g.w, "LL + w) * ", g.c, "LL + g * ", cg, "LL + c] : (", t, ")0;\n  }\n");
-  return Finish(absl::StrCat("im2col_", g.kh, "x", g.kw, "s", g.sh, "_", DTypeName(g.dtype)), body, items, true, 1,
+      "  const ", t, "* x = (const ", t, "*)a.in[0];\n  ", t, "* y = (", t, "*)a.out[0];\n",
+      "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n", "    const long long k = i % ", kk,
+      "LL; long long r = i / ", kk, "LL;\n", "    const long long g = r % ", g.group, "LL; r /= ", g.group, "LL;\n",
+      "    const long long ow = r % ", g.wo, "LL; r /= ", g.wo, "LL;\n", "    const long long oh = r % ", g.ho,
+      "LL; const long long n = r / ", g.ho, "LL;\n", "    const long long c = k % ", cg, "LL, t = k / ", cg, "LL;\n",
+      "    const long long h = oh * ", g.sh, "LL - ", g.pt, "LL + (t / ", g.kw, "LL) * ", g.dh, "LL;\n",
+      "    const long long w = ow * ", g.sw, "LL - ", g.pl, "LL + (t % ", g.kw, "LL) * ", g.dw, "LL;\n",
+      "    y[i] = (h >= 0 && h < ", g.h, "LL && w >= 0 && w < ", g.w, "LL) ? x[((n * ", g.h, "LL + h) * ", g.w,
+      "LL + w) * ", g.c, "LL + g * ", cg, "LL + c] : (", t, ")0;\n  }\n");
+  return Finish(absl::StrCat("im2col_", g.kh, "x", g.kw, "s", g.sh, "_", DTypeName(g.dtype)), body, 1,
                 absl::StrCat("im2col ", g.kh, "x", g.kw, " stride ", g.sh, "x", g.sw, " NHWC ", DTypeName(g.dtype)));
 }
 

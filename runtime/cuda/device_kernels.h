@@ -5,10 +5,13 @@
 //
 // Every generated function has the signature
 //   extern "C" __global__ void NAME(GcompArgs a)
-// with GcompArgs { const void* in[4]; void* out[2]; long long outer; }: the step's operand pointers
-// and `outer`, the run's size of the leading output axis (the batch axis). Only that axis may
-// depend on the batch; every other dim is compiled in. A function runs outer * items_per_outer
-// work items in a grid-stride loop over blocks of `block` threads.
+// with GcompArgs { const void* in[4]; void* out[2]; long long batch; long long total; }: the step's
+// operand pointers, the run's batch size and the number of work items. Dims that do not depend on
+// the batch are compiled in; a dim that does is computed from `batch` as per_batch * batch + fixed
+// (the plan's linear dims), wherever it sits ([S, batch, E] transposes included), so one function
+// serves every batch size. A function walks its `total` items in a grid-stride loop over blocks of
+// `block` threads; the executor sets total = elements of output 0 / `vector` (im2col: of its
+// columns).
 #pragma once
 
 #include <cstdint>
@@ -27,14 +30,13 @@ inline constexpr int kMaxGeneratedOutputs = 2;
 
 struct GeneratedKernel {
   runtime::DeviceSource code;
-  int64_t items_per_outer = 0;  // work items per unit of the leading output axis
+  int64_t vector = 1;  // output elements per work item
   int block = 256;
-  // Whether the leading output axis is the batch axis (outer = its size at the run's batch) or
-  // fixed (outer = its compiled size).
-  bool outer_is_batch = false;
-  int64_t fixed_outer = 1;
-  std::string description;  // "pool max 3x3/2 NHWC f16"
+  std::string description;  // "max pool 3x3 stride 2x2 NHWC f16"
 };
+
+// The work items of `k` for a step whose output 0 has `elements` elements.
+inline int64_t WorkItems(const GeneratedKernel& k, int64_t elements) { return elements / k.vector; }
 
 // A copy of a strided view of input 0 into output 0, with a cast between float storage types and
 // an optional activation: Transpose, Slice, Cast, Expand, Identity and the view ops when they must
@@ -48,12 +50,11 @@ std::optional<GeneratedKernel> PoolKernel(const runtime::KernelSpec& spec, std::
 std::optional<GeneratedKernel> ReduceMeanKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // A separate activation over a [rows, n] tensor in place (after a GEMM whose epilogue cannot
 // apply it): y = act(y).
-GeneratedKernel ActivationKernel(DType dtype, int64_t n_per_outer, bool outer_is_batch, int64_t fixed_outer,
-                                 const Epilogue& epi);
+GeneratedKernel ActivationKernel(DType dtype, const Epilogue& epi);
 
 // im2col of an NHWC convolution input for the im2col + GEMM fallback: the workspace as
 // [N*Ho*Wo][group][kh*kw*Cin/group] (tap-major, channels innermost, matching the KRSC-packed
-// weights), zero outside the input.
+// weights), zero outside the input. Work items: N*Ho*Wo*kh*kw*Cin.
 struct Im2ColGeometry {
   int64_t c = 0, h = 0, w = 0, ho = 0, wo = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;

@@ -16,11 +16,9 @@ namespace {
 
 using runtime::KernelSpec;
 
-// The run's `outer` of a generated kernel: the leading output dim at this batch, or its fixed size.
-int64_t OuterAt(const GeneratedKernel& k, const KernelSpec& spec) {
-  if (!k.outer_is_batch) return k.fixed_outer;
-  const std::vector<int64_t>& d = spec.outputs.at(0).dims;
-  return d.empty() ? 1 : d[0];
+// The work items of a generated kernel over a step's output 0.
+int64_t ItemsAt(const GeneratedKernel& k, const KernelSpec& spec) {
+  return WorkItems(k, runtime::NumElements(spec.outputs.at(0).dims));
 }
 
 class GeneratedStep : public CudaKernel {
@@ -38,13 +36,14 @@ class GeneratedStep : public CudaKernel {
                                                      "' does not run this step at these operand dims",
                                                      why.empty() ? "" : absl::StrCat(" (", why, ")")));
     }
-    outer_ = OuterAt(k_, spec);
+    batch_ = spec.batch;
+    items_ = ItemsAt(k_, spec);
     return 0;
   }
 
   absl::Status Run(const runtime::RunContext&, std::span<const void* const> inputs, std::span<void* const> outputs,
                    std::span<uint8_t>) override {
-    return LaunchGenerated(ctx_, k_, fn_, outer_, inputs, outputs);
+    return LaunchGenerated(ctx_, k_, fn_, batch_, items_, inputs, outputs);
   }
 
   std::string Algorithm() const override { return absl::StrCat(k_.code.name, ": ", k_.description); }
@@ -53,7 +52,7 @@ class GeneratedStep : public CudaKernel {
   const CudaContext& ctx_;
   GeneratedKernel k_;
   const void* fn_;
-  int64_t outer_ = 0;
+  int64_t batch_ = 0, items_ = 0;
 };
 
 class GemmStep : public CudaKernel {
@@ -71,7 +70,8 @@ class GemmStep : public CudaKernel {
     lib_ = *g;
     if (act_) lib_.act = Activation::kNone;
     ASSIGN_OR_RETURN(current_, Matmul(m_, TunedFor(spec.outputs.at(0).dims.empty() ? 1 : BatchOf(spec))));
-    outer_ = act_ ? OuterAt(*act_, spec) : 0;
+    batch_ = spec.batch;
+    items_ = act_ ? ItemsAt(*act_, spec) : 0;
     return current_->workspace();
   }
 
@@ -84,7 +84,7 @@ class GemmStep : public CudaKernel {
                                       static_cast<int64_t>(workspace.size())));
     if (act_) {
       const std::vector<const void*> none;
-      return LaunchGenerated(ctx_, *act_, act_fn_, outer_, none, out);
+      return LaunchGenerated(ctx_, *act_, act_fn_, batch_, items_, none, out);
     }
     return absl::OkStatus();
   }
@@ -132,25 +132,26 @@ class GemmStep : public CudaKernel {
   LtMatmul* current_ = nullptr;
   int64_t m_ = 0;
   int candidate_ = 0;
-  int64_t outer_ = 0;
+  int64_t batch_ = 0, items_ = 0;
 };
 
 }  // namespace
 
-absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, const void* fn, int64_t outer,
-                             std::span<const void* const> inputs, std::span<void* const> outputs) {
-  struct Args {
+absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, const void* fn, int64_t batch,
+                             int64_t total, std::span<const void* const> inputs, std::span<void* const> outputs) {
+  struct Args {  // GcompArgs of the generated code
     const void* in[kMaxGeneratedInputs];
     void* out[kMaxGeneratedOutputs];
-    long long outer;
+    long long batch;
+    long long total;
   } args{};
   if (inputs.size() > kMaxGeneratedInputs || outputs.size() > kMaxGeneratedOutputs) {
     return absl::InternalError(absl::StrCat("generated kernel '", k.code.name, "' has too many operands"));
   }
   for (size_t i = 0; i < inputs.size(); ++i) args.in[i] = inputs[i];
   for (size_t i = 0; i < outputs.size(); ++i) args.out[i] = outputs[i];
-  args.outer = outer;
-  const int64_t total = outer * k.items_per_outer;
+  args.batch = batch;
+  args.total = total;
   if (total <= 0) return absl::OkStatus();
   // A grid-stride loop: enough blocks to fill the device several times over, no more.
   const int64_t blocks = std::min<int64_t>((total + k.block - 1) / k.block, int64_t{ctx.sm_count} * 32);

@@ -67,8 +67,9 @@ absl::StatusOr<std::unique_ptr<CudaKernel>> CreateConvKernel(const CudaContext& 
 absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGeneratedKernel(const CudaContext& ctx,
                                                                   const runtime::KernelSpec& spec);
 
-// Launches generated kernel `k` (function `fn`) on the context's stream with `outer` units.
-absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, const void* fn, int64_t outer,
-                             std::span<const void* const> inputs, std::span<void* const> outputs);
+// Launches generated kernel `k` (function `fn`) on the context's stream: `total` work items at
+// batch size `batch`.
+absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, const void* fn, int64_t batch,
+                             int64_t total, std::span<const void* const> inputs, std::span<void* const> outputs);
 
 }  // namespace gcomp::cuda

@@ -138,8 +138,11 @@ class HostModule {
 struct Args {
   const void* in[4];
   void* out[2];
-  long long outer;
+  long long batch;
+  long long total;
 };
+
+constexpr int64_t kBatch = 2;  // every case's batch size (its batch-dependent dims are at it)
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
@@ -203,6 +206,14 @@ std::vector<Case> Cases() {
     add("relu", "Relu", {}, {Batched(DType::kBF16, {2, 40})}, Batched(DType::kBF16, {2, 40}));
     add("copy_vectorized", "Identity", {}, {Batched(DType::kF16, {2, 64})}, Batched(DType::kF16, {2, 64}));
   }
+  {
+    // [S, batch, E] -> [batch, S, E] (exporters' attention layouts): the batch axis in the middle.
+    Attributes a;
+    a.Set("perm", std::vector<int64_t>{1, 0, 2});
+    Operand x{true, DType::kF32, {5, 2, 6}};
+    x.per_batch = {0, 1, 0};
+    add("transpose_batch_in_the_middle", "Transpose", a, {x}, Batched(DType::kF32, {2, 5, 6}));
+  }
   return cases;
 }
 
@@ -218,6 +229,7 @@ KernelSpec SpecOf(Case& c) {
     spec.inputs[i].constant_bytes = c.constants[i].size();
   }
   spec.outputs = {c.output};
+  spec.batch = kBatch;
   return spec;
 }
 
@@ -269,7 +281,8 @@ TEST(CudaGeneratedTest, MatchesCpuKernelsWhenEmulatedOnTheHost) {
     Args args{};
     for (size_t k = 0; k < ptrs.size() && k < 4; ++k) args.in[k] = ptrs[k];
     args.out[0] = got.data();
-    args.outer = kernels[i].outer_is_batch ? c.output.dims[0] : kernels[i].fixed_outer;
+    args.batch = kBatch;
+    args.total = WorkItems(kernels[i], runtime::NumElements(c.output.dims));
     fn(args);
     EXPECT_EQ(got[out_bytes], 0xcd) << "wrote past the output";
     const size_t es = DTypeSize(c.output.dtype);
@@ -311,7 +324,8 @@ TEST(CudaGeneratedTest, Im2ColMatchesDirectLoopsGroupedAndNot) {
     Args args{};
     args.in[0] = x.data();
     args.out[0] = got.data();
-    args.outer = n;
+    args.batch = n;
+    args.total = static_cast<long long>(got.size());
     reinterpret_cast<void (*)(Args)>(module.Find(k.code.name))(args);
     size_t i = 0;
     for (int64_t b = 0; b < n; ++b)
@@ -346,7 +360,7 @@ TEST(CudaGeneratedTest, CompileForSm80AndSm90WithoutSpills) {
   sources.push_back(Im2ColKernel(g).code);
   Epilogue gelu;
   gelu.act = Activation::kGelu;
-  sources.push_back(ActivationKernel(DType::kBF16, 3072, true, 1, gelu).code);
+  sources.push_back(ActivationKernel(DType::kBF16, gelu).code);
   auto modules = codegen::CompileDeviceCode(sources, {"sm_90", "sm_80"});
   ASSERT_TRUE(modules.ok()) << modules.status();
   ASSERT_EQ(modules->size(), 2u);
@@ -375,14 +389,31 @@ TEST(CudaGeneratedTest, NamesIdentifyCode) {
   EXPECT_NE(a->code.name, c->code.name);
 }
 
-TEST(CudaGeneratedTest, DeclinesABatchAxisOutsideTheLeadingOne) {
+TEST(CudaGeneratedTest, OneFunctionServesEveryBatchAndTwoBatchAxesAreDeclined) {
+  // The same function at batch 2 and batch 7: the batch-dependent dims are expressions of a.batch.
   Attributes a;
   a.Set("perm", std::vector<int64_t>{1, 0, 2});
-  Case c{"t", "Transpose", a, {Batched(DType::kF32, {4, 3, 2})}, {}, Batched(DType::kF32, {3, 4, 2})};
-  c.output.per_batch = {0, 1, 0};
+  auto spec_at = [&](int64_t b, Case& c) {
+    Operand x{true, DType::kF16, {5, b, 6}};
+    x.per_batch = {0, 1, 0};
+    c = Case{"t", "Transpose", a, {x}, {}, Batched(DType::kF16, {b, 5, 6})};
+    KernelSpec s = SpecOf(c);
+    s.batch = b;
+    return s;
+  };
+  Case c2, c7;
   std::string why;
-  EXPECT_FALSE(GeneratedKernelFor(SpecOf(c), &why));
-  EXPECT_NE(why.find("batch"), std::string::npos) << why;
+  auto k2 = GeneratedKernelFor(spec_at(2, c2), &why);
+  auto k7 = GeneratedKernelFor(spec_at(7, c7), &why);
+  ASSERT_TRUE(k2 && k7) << why;
+  EXPECT_EQ(k2->code.name, k7->code.name);
+  EXPECT_EQ(k2->code.source, k7->code.source);
+  // [batch, batch, batch]: the leading stride would be quadratic in the batch.
+  Operand x{true, DType::kF32, {2, 2, 2}};
+  x.per_batch = {1, 1, 1};
+  Case q{"q", "Transpose", a, {x}, {}, x};
+  EXPECT_FALSE(GeneratedKernelFor(SpecOf(q), &why));
+  EXPECT_NE(why.find("two batch-dependent dims"), std::string::npos) << why;
 }
 
 }  // namespace
