@@ -47,7 +47,8 @@ namespace {
 std::vector<AttrSpec> MapParams() {
   return {{"perm", AttrType::kInts}, {"to", AttrType::kString},    {"axis", AttrType::kInt},
           {"allowzero", AttrType::kInt}, {"axes", AttrType::kInts}, {"min", AttrType::kFloat},
-          {"max", AttrType::kFloat},   {"approximate", AttrType::kString}};
+          {"max", AttrType::kFloat},   {"approximate", AttrType::kString}, {"start", AttrType::kInt},
+          {"end", AttrType::kInt}};
 }
 
 KernelEntry GemmEntry(bool separate_activation) {
@@ -186,6 +187,9 @@ std::optional<GeneratedKernel> GeneratedKernelFor(const KernelSpec& spec, std::s
     return PoolKernel(spec, why_not);
   }
   if (spec.op == "ReduceMean") return ReduceMeanKernel(spec, why_not);
+  if (spec.op == "Shape") return ShapeKernel(spec, why_not);
+  if (spec.op == "Gather") return GatherKernel(spec, why_not);
+  if (spec.op == "Concat") return ConcatKernel(spec, why_not);
   if (spec.op == "Add" || spec.op == "Sub" || spec.op == "Mul" || spec.op == "Div") return BinaryKernel(spec, why_not);
   return MapKernel(spec, why_not);
 }
@@ -249,10 +253,10 @@ const runtime::KernelTable& CudaKernelTable() {
                                "generated mean over one contiguous block of axes, fp32 accumulation"));
     t.push_back(GeneratedEntry(kMapId,
                                {"Transpose", "Slice", "Cast", "Expand", "Identity", "Reshape", "Flatten", "Squeeze",
-                                "Unsqueeze", "Relu", "Clip", "Gelu"},
+                                "Unsqueeze", "Relu", "Clip", "Gelu", "Shape", "Gather", "Concat"},
                                MapParams(),
-                               "generated strided copy (transpose, slice, cast, broadcast, activation), 16-byte "
-                               "vectors where the layout allows"));
+                               "generated strided copy (transpose, slice, cast, broadcast, activation, gather, "
+                               "concat, shape), 16-byte vectors where the layout allows"));
     t.push_back(GeneratedEntry(kBinaryId, {"Add", "Sub", "Mul", "Div"}, {},
                                "generated elementwise arithmetic with broadcasting", {{0, 0}, {0, 1}}));
     return t;

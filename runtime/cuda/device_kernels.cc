@@ -1,5 +1,6 @@
 #include "runtime/cuda/device_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -518,6 +519,150 @@ std::optional<GeneratedKernel> ReduceMeanKernel(const KernelSpec& spec, std::str
   return Finish(absl::StrCat("reduce_mean_", DTypeName(p->y_type)), body, 1,
                 absl::StrCat("mean over ", p->reduced, " of [outer, ", p->reduced, ", ", p->inner, "], ",
                              DTypeName(p->y_type)));
+}
+
+namespace {
+
+// values[k] for `index` in 0..n-1 as a chain of selects (a local array indexed at run time would
+// live in local memory).
+std::string SelectChain(const std::string& index, const std::vector<std::string>& values) {
+  if (values.empty()) return "0LL";
+  std::string code = values.back();
+  for (size_t k = values.size() - 1; k-- > 0;) code = absl::StrCat("(", index, " == ", k, " ? ", values[k], " : ", code, ")");
+  return code;
+}
+
+}  // namespace
+
+std::optional<GeneratedKernel> ShapeKernel(const KernelSpec& spec, std::string* why_not) {
+  if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || spec.outputs[0].dtype != DType::kI64) {
+    *why_not = "not a Shape with an i64 output";
+    return std::nullopt;
+  }
+  const std::vector<Lin> xd = LinDims(spec.inputs[0], spec.batch);
+  const int64_t r = static_cast<int64_t>(xd.size());
+  int64_t start = spec.params ? spec.params->GetInt("start", 0) : 0;
+  int64_t end = spec.params ? spec.params->GetInt("end", r) : r;
+  start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+  end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
+  const int64_t n = std::max<int64_t>(end - start, 0);
+  if (spec.outputs[0].dims != std::vector<int64_t>{n}) {
+    *why_not = "output dims do not match the shape's length";
+    return std::nullopt;
+  }
+  std::vector<std::string> dims;
+  for (int64_t k = start; k < end; ++k) dims.push_back(xd[k].Code());
+  const std::string body = absl::StrCat("  long long* y = (long long*)a.out[0];\n",
+                                        "  for (long long i = gc_first(); i < a.total; i += gc_stride()) y[i] = ",
+                                        SelectChain("i", dims), ";\n");
+  return Finish("shape", body, 1, absl::StrCat("shape of a rank-", r, " tensor, dims ", start, "..", end));
+}
+
+std::optional<GeneratedKernel> GatherKernel(const KernelSpec& spec, std::string* why_not) {
+  if (spec.inputs.size() != 2 || spec.outputs.size() != 1 || !spec.params) {
+    *why_not = "not a Gather";
+    return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &idx = spec.inputs[1], &y = spec.outputs[0];
+  std::optional<std::vector<int64_t>> indices = runtime::ConstantInts(idx);
+  if (!indices || indices->empty() || indices->size() > 64 || x.dtype != y.dtype || x.dims.empty()) {
+    *why_not = "indices not a constant list of 1..64 values";
+    return std::nullopt;
+  }
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  int64_t axis = spec.params->GetInt("axis", 0);
+  if (axis < -r || axis >= r) {
+    *why_not = "axis out of range";
+    return std::nullopt;
+  }
+  if (axis < 0) axis += r;
+  std::vector<int64_t> want(x.dims.begin(), x.dims.begin() + axis);
+  want.insert(want.end(), idx.dims.begin(), idx.dims.end());
+  want.insert(want.end(), x.dims.begin() + axis + 1, x.dims.end());
+  // The gathered axis and everything after it are compiled in; only the outer axes may scale.
+  if (want != y.dims || AnyScales(x, static_cast<size_t>(axis), x.dims.size())) {
+    *why_not = "dims do not match, or the gathered or an inner axis depends on the batch";
+    return std::nullopt;
+  }
+  const int64_t dim = x.dims[axis];
+  int64_t inner = 1;
+  for (int64_t k = axis + 1; k < r; ++k) inner *= x.dims[k];
+  std::vector<std::string> values;
+  for (int64_t v : *indices) {
+    const int64_t n = v < 0 ? v + dim : v;
+    if (n < 0 || n >= dim) {
+      *why_not = absl::StrCat("index ", v, " is outside the axis of ", dim);
+      return std::nullopt;
+    }
+    values.push_back(absl::StrCat(n, "LL"));
+  }
+  const int64_t count = static_cast<int64_t>(values.size());
+  const std::string t = StorageType(x.dtype);
+  const std::string body = absl::StrCat(
+      "  const ", t, "* x = (const ", t, "*)a.in[0];\n  ", t, "* y = (", t, "*)a.out[0];\n",
+      "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n", "    const long long j = i % ", inner,
+      "LL, q = (i / ", inner, "LL) % ", count, "LL, o = i / ", inner * count, "LL;\n", "    y[i] = x[(o * ", dim,
+      "LL + ", SelectChain("q", values), ") * ", inner, "LL + j];\n  }\n");
+  return Finish(absl::StrCat("gather_", DTypeName(x.dtype)), body, 1,
+                absl::StrCat("gather ", count, " of ", dim, " rows of ", inner, " ", DTypeName(x.dtype)));
+}
+
+std::optional<GeneratedKernel> ConcatKernel(const KernelSpec& spec, std::string* why_not) {
+  if (spec.inputs.empty() || spec.inputs.size() > kMaxGeneratedInputs || spec.outputs.size() != 1 || !spec.params) {
+    *why_not = "not a Concat of 1..4 inputs";
+    return std::nullopt;
+  }
+  const Operand& y = spec.outputs[0];
+  const int64_t r = static_cast<int64_t>(y.dims.size());
+  int64_t axis = spec.params->GetInt("axis", 0);
+  if (r == 0 || axis < -r || axis >= r) {
+    *why_not = "axis out of range";
+    return std::nullopt;
+  }
+  if (axis < 0) axis += r;
+  // The concatenated axis and the inner ones are compiled in; outer axes may scale.
+  if (AnyScales(y, static_cast<size_t>(axis), y.dims.size())) {
+    *why_not = "the concatenated or an inner axis depends on the batch";
+    return std::nullopt;
+  }
+  int64_t inner = 1;
+  for (int64_t k = axis + 1; k < r; ++k) inner *= y.dims[k];
+  std::vector<int64_t> sizes;
+  for (const Operand& x : spec.inputs) {
+    if (!x.present || x.dtype != y.dtype || x.dims.size() != y.dims.size() ||
+        AnyScales(x, static_cast<size_t>(axis), x.dims.size())) {
+      *why_not = "inputs of another dtype or rank, or batch-dependent along the axis";
+      return std::nullopt;
+    }
+    for (int64_t k = 0; k < r; ++k) {
+      if (k != axis && x.dims[k] != y.dims[k]) {
+        *why_not = "inputs differ outside the axis";
+        return std::nullopt;
+      }
+    }
+    sizes.push_back(x.dims[axis]);
+  }
+  int64_t total_axis = 0;
+  for (int64_t a : sizes) total_axis += a;
+  if (total_axis != y.dims[axis]) {
+    *why_not = "the inputs' axis sizes do not add up";
+    return std::nullopt;
+  }
+  const std::string t = StorageType(y.dtype);
+  std::string body = absl::StrCat("  ", t, "* y = (", t, "*)a.out[0];\n",
+                                  "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n",
+                                  "    const long long j = i % ", inner, "LL, c = (i / ", inner, "LL) % ", total_axis,
+                                  "LL, o = i / ", inner * total_axis, "LL;\n");
+  int64_t begin = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    absl::StrAppend(&body, k == 0 ? "    if" : "    else if", " (c < ", begin + sizes[k], "LL) y[i] = ((const ", t,
+                    "*)a.in[", k, "])[(o * ", sizes[k], "LL + (c - ", begin, "LL)) * ", inner, "LL + j];\n");
+    begin += sizes[k];
+  }
+  absl::StrAppend(&body, "  }\n");
+  return Finish(absl::StrCat("concat", sizes.size(), "_", DTypeName(y.dtype)), body, 1,
+                absl::StrCat("concat of ", sizes.size(), " along an axis of ", total_axis, ", rows of ", inner, " ",
+                             DTypeName(y.dtype)));
 }
 
 GeneratedKernel ActivationKernel(DType dtype, const Epilogue& epi) {

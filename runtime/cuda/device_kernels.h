@@ -46,6 +46,12 @@ std::optional<GeneratedKernel> MapKernel(const runtime::KernelSpec& spec, std::s
 std::optional<GeneratedKernel> BinaryKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // 2-D max/average pooling, NHWC or NCHW, GlobalAveragePool.
 std::optional<GeneratedKernel> PoolKernel(const runtime::KernelSpec& spec, std::string* why_not);
+// Shape (start/end attributes), written from the batch at run time.
+std::optional<GeneratedKernel> ShapeKernel(const runtime::KernelSpec& spec, std::string* why_not);
+// Gather with constant indices (1..64 of them) along an axis that does not depend on the batch.
+std::optional<GeneratedKernel> GatherKernel(const runtime::KernelSpec& spec, std::string* why_not);
+// Concat of 1..4 inputs along an axis that does not depend on the batch.
+std::optional<GeneratedKernel> ConcatKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // ReduceMean over one contiguous block of axes.
 std::optional<GeneratedKernel> ReduceMeanKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // A separate activation over a [rows, n] tensor in place (after a GEMM whose epilogue cannot
