@@ -7,6 +7,21 @@
 #include "core/slice.h"
 
 namespace gcomp::runtime {
+namespace {
+
+// Whether `p` (a Scale or B operand) broadcasts to x's dims as one value per position of the
+// normalized row (dims [axis, rank) of x) and is the same for every row.
+bool PerRow(const Operand& p, const std::vector<int64_t>& x, int64_t axis, int64_t len) {
+  if (p.dims.size() > x.size() || NumElements(p.dims) != len) return false;
+  const size_t off = x.size() - p.dims.size();
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    const int64_t xa = static_cast<int64_t>(off + i);
+    if (xa < axis ? p.dims[i] != 1 : p.dims[i] != x[xa]) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 bool PresentAndNotInPlace(const KernelSpec& spec) {
   for (const Operand& o : spec.outputs) {
@@ -222,6 +237,46 @@ std::optional<std::vector<int64_t>> ResolvePerm(const KernelSpec& spec) {
   }
   if (out != y.dims) return std::nullopt;
   return perm;
+}
+
+// Normalized axis or nullopt.
+std::optional<int64_t> NormalizedAxis(int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return axis < 0 ? axis + r : axis;
+}
+
+
+
+std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
+  if (!spec.params) return std::nullopt;
+  if (spec.op != "LayerNorm" && spec.op != "LayerNormalization") return std::nullopt;
+  if (spec.inputs.size() < 2 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
+  for (size_t i = 1; i < spec.outputs.size(); ++i) {
+    if (spec.outputs[i].present) return std::nullopt;  // mean / inv_std outputs
+  }
+  const Operand& x = spec.inputs[0];
+  std::optional<int64_t> axis = NormalizedAxis(spec.params->GetInt("axis", -1), x.dims.size());
+  if (!axis || x.dims.empty()) return std::nullopt;
+  LayerNormShape s;
+  s.len = 1;
+  for (size_t i = *axis; i < x.dims.size(); ++i) s.len *= x.dims[i];
+  s.rows = s.len ? NumElements(x.dims) / s.len : 0;
+  s.epsilon = spec.params->GetFloat("epsilon", 1e-5f);
+  s.has_bias = spec.inputs.size() > 2 && spec.inputs[2].present;
+  const Operand& scale = spec.inputs[1];
+  if (!scale.present || !PerRow(scale, x.dims, *axis, s.len)) return std::nullopt;
+  if (s.has_bias && !PerRow(spec.inputs[2], x.dims, *axis, s.len)) return std::nullopt;
+  if (!IsStorageFloat(x.dtype) || !IsStorageFloat(scale.dtype) || !IsStorageFloat(spec.outputs[0].dtype)) {
+    return std::nullopt;
+  }
+  if (s.has_bias && !IsStorageFloat(spec.inputs[2].dtype)) return std::nullopt;
+  if (spec.outputs[0].dims != x.dims || s.len < 1) return std::nullopt;
+  s.x_type = x.dtype;
+  s.s_type = scale.dtype;
+  s.b_type = s.has_bias ? spec.inputs[2].dtype : DType::kF32;
+  s.y_type = spec.outputs[0].dtype;
+  return s;
 }
 
 }  // namespace gcomp::runtime

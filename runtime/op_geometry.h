@@ -50,4 +50,17 @@ std::optional<std::vector<SliceAxisPlan>> ResolveSliceAxes(const KernelSpec& spe
 // Transpose: the permutation (default: reversed axes), checked against the operand dims.
 std::optional<std::vector<int64_t>> ResolvePerm(const KernelSpec& spec);
 
+// `axis` of a rank-`rank` tensor in [0, rank), or nullopt.
+std::optional<int64_t> NormalizedAxis(int64_t axis, size_t rank);
+
+// LayerNorm (and LayerNormalization with only its Y output): `rows` rows of `len` values (the
+// dims from `axis` on), Scale and B one value per position of the row.
+struct LayerNormShape {
+  int64_t rows = 0, len = 0;
+  float epsilon = 1e-5f;
+  bool has_bias = false;
+  DType x_type = DType::kF32, s_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
+};
+std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec);
+
 }  // namespace gcomp::runtime

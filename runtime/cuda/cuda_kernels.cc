@@ -188,6 +188,7 @@ std::optional<GeneratedKernel> GeneratedKernelFor(const KernelSpec& spec, std::s
   }
   if (spec.op == "ReduceMean") return ReduceMeanKernel(spec, why_not);
   if (spec.op == "Shape") return ShapeKernel(spec, why_not);
+  if (spec.op == "LayerNorm" || spec.op == "LayerNormalization") return LayerNormKernel(spec, why_not);
   if (spec.op == "Gather") return GatherKernel(spec, why_not);
   if (spec.op == "Concat") return ConcatKernel(spec, why_not);
   if (spec.op == "Add" || spec.op == "Sub" || spec.op == "Mul" || spec.op == "Div") return BinaryKernel(spec, why_not);
@@ -247,6 +248,9 @@ const runtime::KernelTable& CudaKernelTable() {
                                 {"count_include_pad", AttrType::kInt},
                                 {"storage_order", AttrType::kInt}},
                                "generated 2-D max/average pooling, NHWC or NCHW"));
+    t.push_back(GeneratedEntry(kLayerNormId, {"LayerNorm", "LayerNormalization"},
+                               {{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}, {"stash_type", AttrType::kInt}},
+                               "generated layer normalization: one warp per row, fp32 statistics"));
     t.push_back(GeneratedEntry(kReduceMeanId, {"ReduceMean"},
                                {{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt},
                                 {"noop_with_empty_axes", AttrType::kInt}},

@@ -18,8 +18,8 @@ using runtime::Operand;
 // Helpers every generated function shares; guarded, so that the plan's one translation unit
 // defines them once. Conversions by PTX cvt (round to nearest even), no CUDA headers needed.
 // With GCOMP_HOST_EMULATION the helpers come from the includer instead: the CPU tests compile
-// the same function bodies as host C++ (one thread walking every item, the same index arithmetic)
-// and compare them with the cpu backend's kernels.
+// the same function bodies as host C++ (one thread walking every item, a "warp" of one lane, the
+// same index arithmetic) and compare them with the cpu backend's kernels.
 constexpr char kPreamble[] = R"(#ifndef GCOMP_PREAMBLE
 #define GCOMP_PREAMBLE
 struct GcompArgs {
@@ -35,6 +35,14 @@ __device__ __forceinline__ float gc_b2f(unsigned short b) { return __uint_as_flo
 __device__ __forceinline__ unsigned short gc_f2b(float f) { unsigned short b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
 __device__ __forceinline__ long long gc_first() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ long long gc_stride() { return (long long)gridDim.x * blockDim.x; }
+#define GC_WARP 32
+__device__ __forceinline__ int gc_lane() { return threadIdx.x & 31; }
+__device__ __forceinline__ long long gc_warp_first() { return gc_first() >> 5; }
+__device__ __forceinline__ long long gc_warp_stride() { return gc_stride() >> 5; }
+__device__ __forceinline__ float gc_warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
 #endif
 #endif
 )";
@@ -663,6 +671,46 @@ std::optional<GeneratedKernel> ConcatKernel(const KernelSpec& spec, std::string*
   return Finish(absl::StrCat("concat", sizes.size(), "_", DTypeName(y.dtype)), body, 1,
                 absl::StrCat("concat of ", sizes.size(), " along an axis of ", total_axis, ", rows of ", inner, " ",
                              DTypeName(y.dtype)));
+}
+
+std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::string* why_not) {
+  std::optional<runtime::LayerNormShape> p = runtime::ResolveLayerNorm(spec);
+  if (!p) {
+    *why_not = "not a row-wise layer normalization with per-row Scale/B";
+    return std::nullopt;
+  }
+  const Operand& x = spec.inputs[0];
+  std::optional<int64_t> axis = runtime::NormalizedAxis(spec.params->GetInt("axis", -1), x.dims.size());
+  if (!axis || AnyScales(x, static_cast<size_t>(*axis), x.dims.size())) {
+    *why_not = "the normalized dims depend on the batch";
+    return std::nullopt;
+  }
+  // One warp per row: lanes stride the row, fp32 sums reduced by shuffles, the variance from a
+  // second pass over the row (as the reference), 1/sqrt in double as the cpu kernel does.
+  const std::string xt = StorageType(p->x_type), st = StorageType(p->s_type), bt = StorageType(p->b_type),
+                    yt = StorageType(p->y_type);
+  const int64_t len = p->len;
+  std::string body = absl::StrCat(
+      "  const ", xt, "* x = (const ", xt, "*)a.in[0];\n  const ", st, "* g = (const ", st, "*)a.in[1];\n");
+  if (p->has_bias) absl::StrAppend(&body, "  const ", bt, "* b = (const ", bt, "*)a.in[2];\n");
+  absl::StrAppend(
+      &body, "  ", yt, "* y = (", yt, "*)a.out[0];\n",
+      "  for (long long row = gc_warp_first(); row < a.total; row += gc_warp_stride()) {\n", "    const ", xt,
+      "* xr = x + row * ", len, "LL;\n    ", yt, "* yr = y + row * ", len, "LL;\n",
+      "    float s = 0.0f;\n    for (long long j = gc_lane(); j < ", len, "LL; j += GC_WARP) s += ",
+      Load(p->x_type, "xr[j]"), ";\n", "    const float mean = gc_warp_sum(s) / ", FloatLiteral(static_cast<float>(len)),
+      ";\n", "    float q = 0.0f;\n    for (long long j = gc_lane(); j < ", len,
+      "LL; j += GC_WARP) { const float d = ", Load(p->x_type, "xr[j]"), " - mean; q += d * d; }\n",
+      "    const float inv = (float)(1.0 / sqrt((double)gc_warp_sum(q) / ", len, ".0 + (double)",
+      FloatLiteral(p->epsilon), "));\n", "    for (long long j = gc_lane(); j < ", len, "LL; j += GC_WARP) yr[j] = ",
+      Store(p->y_type, absl::StrCat("(", Load(p->x_type, "xr[j]"), " - mean) * inv * ", Load(p->s_type, "g[j]"),
+                                    p->has_bias ? absl::StrCat(" + ", Load(p->b_type, "b[j]")) : "")),
+      ";\n  }\n");
+  GeneratedKernel k = Finish(absl::StrCat("layernorm_", len, "_", DTypeName(p->y_type)), body, len,
+                             absl::StrCat("layer norm, one warp per row of ", len, ", fp32 statistics, ",
+                                          DTypeName(p->y_type)));
+  k.threads_per_item = 32;
+  return k;
 }
 
 GeneratedKernel ActivationKernel(DType dtype, const Epilogue& epi) {

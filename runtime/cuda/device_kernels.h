@@ -32,6 +32,7 @@ struct GeneratedKernel {
   runtime::DeviceSource code;
   int64_t vector = 1;  // output elements per work item
   int block = 256;
+  int threads_per_item = 1;  // 32: one warp per item (a LayerNorm row)
   std::string description;  // "max pool 3x3 stride 2x2 NHWC f16"
 };
 
@@ -52,6 +53,8 @@ std::optional<GeneratedKernel> ShapeKernel(const runtime::KernelSpec& spec, std:
 std::optional<GeneratedKernel> GatherKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // Concat of 1..4 inputs along an axis that does not depend on the batch.
 std::optional<GeneratedKernel> ConcatKernel(const runtime::KernelSpec& spec, std::string* why_not);
+// LayerNorm / LayerNormalization (Y only) over rows whose length does not depend on the batch.
+std::optional<GeneratedKernel> LayerNormKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // ReduceMean over one contiguous block of axes.
 std::optional<GeneratedKernel> ReduceMeanKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // A separate activation over a [rows, n] tensor in place (after a GEMM whose epilogue cannot

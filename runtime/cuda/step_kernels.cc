@@ -154,7 +154,8 @@ absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, c
   args.total = total;
   if (total <= 0) return absl::OkStatus();
   // A grid-stride loop: enough blocks to fill the device several times over, no more.
-  const int64_t blocks = std::min<int64_t>((total + k.block - 1) / k.block, int64_t{ctx.sm_count} * 32);
+  const int64_t threads = total * k.threads_per_item;
+  const int64_t blocks = std::min<int64_t>((threads + k.block - 1) / k.block, int64_t{ctx.sm_count} * 32);
   void* params[] = {&args};
   GCOMP_CUDA(cudaLaunchKernel(fn, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(k.block)), params,
                               0, ctx.stream));

@@ -51,6 +51,11 @@ static inline unsigned short gc_f2b(float f) {
 }
 static inline long long gc_first() { return 0; }
 static inline long long gc_stride() { return 1; }
+#define GC_WARP 1
+static inline int gc_lane() { return 0; }
+static inline long long gc_warp_first() { return 0; }
+static inline long long gc_warp_stride() { return 1; }
+static inline float gc_warp_sum(float v) { return v; }
 )";
 
 struct Case {
@@ -222,6 +227,15 @@ std::vector<Case> Cases() {
     Operand shape{true, DType::kI64, {3}};
     shape.per_batch = {0};
     add("shape_dynamic", "Shape", {}, {Batched(DType::kF32, {2, 5, 6})}, shape);
+  }
+  {
+    Attributes ln;
+    ln.Set("axis", int64_t{-1});
+    ln.Set("epsilon", 1e-6f);
+    Operand gamma{true, DType::kF32, {40}}, beta{true, DType::kF32, {40}};
+    gamma.per_batch = beta.per_batch = {0};
+    add("layernorm_f16", "LayerNorm", ln, {Batched(DType::kF16, {2, 3, 40}), gamma, beta},
+        Batched(DType::kF16, {2, 3, 40}), {{}, RandomBytes(DType::kF32, 40, 11), RandomBytes(DType::kF32, 40, 12)});
   }
   {
     // [S, batch, E] -> [batch, S, E] (exporters' attention layouts): the batch axis in the middle.

@@ -9,66 +9,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/own/common.h"
+#include "runtime/op_geometry.h"
 
 namespace gcomp::cpu::own {
 namespace {
 
-// Normalized axis or nullopt.
-std::optional<int64_t> Axis(int64_t axis, size_t rank) {
-  const int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) return std::nullopt;
-  return axis < 0 ? axis + r : axis;
-}
-
-// Whether `p` (a Scale or B operand) broadcasts to x's dims as one value per position of the
-// normalized row (dims [axis, rank) of x) and is the same for every row.
-bool PerRow(const Operand& p, const std::vector<int64_t>& x, int64_t axis, int64_t len) {
-  if (p.dims.size() > x.size() || NumElements(p.dims) != len) return false;
-  const size_t off = x.size() - p.dims.size();
-  for (size_t i = 0; i < p.dims.size(); ++i) {
-    const int64_t xa = static_cast<int64_t>(off + i);
-    if (xa < axis ? p.dims[i] != 1 : p.dims[i] != x[xa]) return false;
-  }
-  return true;
-}
-
-struct LayerNormShape {
-  int64_t rows = 0, len = 0;
-  float epsilon = 1e-5f;
-  bool has_bias = false;
-  DType x_type = DType::kF32, s_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
-};
-
-std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
-  if (!spec.params) return std::nullopt;
-  if (spec.op != "LayerNorm" && spec.op != "LayerNormalization") return std::nullopt;
-  if (spec.inputs.size() < 2 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
-  for (size_t i = 1; i < spec.outputs.size(); ++i) {
-    if (spec.outputs[i].present) return std::nullopt;  // mean / inv_std outputs
-  }
-  const Operand& x = spec.inputs[0];
-  std::optional<int64_t> axis = Axis(spec.params->GetInt("axis", -1), x.dims.size());
-  if (!axis || x.dims.empty()) return std::nullopt;
-  LayerNormShape s;
-  s.len = 1;
-  for (size_t i = *axis; i < x.dims.size(); ++i) s.len *= x.dims[i];
-  s.rows = s.len ? NumElements(x.dims) / s.len : 0;
-  s.epsilon = spec.params->GetFloat("epsilon", 1e-5f);
-  s.has_bias = spec.inputs.size() > 2 && spec.inputs[2].present;
-  const Operand& scale = spec.inputs[1];
-  if (!scale.present || !PerRow(scale, x.dims, *axis, s.len)) return std::nullopt;
-  if (s.has_bias && !PerRow(spec.inputs[2], x.dims, *axis, s.len)) return std::nullopt;
-  if (!IsStorageFloat(x.dtype) || !IsStorageFloat(scale.dtype) || !IsStorageFloat(spec.outputs[0].dtype)) {
-    return std::nullopt;
-  }
-  if (s.has_bias && !IsStorageFloat(spec.inputs[2].dtype)) return std::nullopt;
-  if (spec.outputs[0].dims != x.dims || s.len < 1) return std::nullopt;
-  s.x_type = x.dtype;
-  s.s_type = scale.dtype;
-  s.b_type = s.has_bias ? spec.inputs[2].dtype : DType::kF32;
-  s.y_type = spec.outputs[0].dtype;
-  return s;
-}
+using runtime::LayerNormShape;
+using runtime::NormalizedAxis;
+using runtime::ResolveLayerNorm;
 
 class LayerNormKernel : public ShapedKernel {
  public:
@@ -127,7 +75,7 @@ std::optional<SoftmaxShape> ResolveSoftmax(const KernelSpec& spec) {
   const Operand& x = spec.inputs[0];
   if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(spec.outputs[0].dtype)) return std::nullopt;
   if (spec.outputs[0].dims != x.dims || x.dims.empty()) return std::nullopt;
-  std::optional<int64_t> axis = Axis(spec.params->GetInt("axis", -1), x.dims.size());
+  std::optional<int64_t> axis = NormalizedAxis(spec.params->GetInt("axis", -1), x.dims.size());
   if (!axis) return std::nullopt;
   SoftmaxShape s;
   s.outer = 1;
