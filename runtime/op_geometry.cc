@@ -1,5 +1,6 @@
 #include "runtime/op_geometry.h"
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -276,6 +277,75 @@ std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
   s.s_type = scale.dtype;
   s.b_type = s.has_bias ? spec.inputs[2].dtype : DType::kF32;
   s.y_type = spec.outputs[0].dtype;
+  return s;
+}
+
+std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::string* why_not) {
+  if (!spec.params) {
+    *why_not = "no attributes";
+    return std::nullopt;
+  }
+  const Attributes& a = *spec.params;
+  auto fail = [&](const char* why) -> std::optional<AttentionShape> {
+    *why_not = why;
+    return std::nullopt;
+  };
+  if (spec.inputs.size() < 3 || spec.outputs.empty() || !spec.outputs[0].present) return fail("no Y");
+  for (size_t i = 3; i < spec.inputs.size(); ++i) {
+    if (spec.inputs[i].present) return fail("mask or past K/V");
+  }
+  for (size_t i = 1; i < spec.outputs.size(); ++i) {
+    if (spec.outputs[i].present) return fail("present K/V or qk outputs");
+  }
+  for (int i : spec.in_place) {
+    if (i >= 0) return fail("in place");
+  }
+  if (a.GetInt("is_causal", 0) != 0) return fail("causal");
+  if (a.GetFloat("softcap", 0.0f) != 0.0f) return fail("softcap");
+  const Operand &q = spec.inputs[0], &k = spec.inputs[1], &v = spec.inputs[2], &y = spec.outputs[0];
+  for (const Operand* o : {&q, &k, &v, &y}) {
+    if (!o->present || !IsStorageFloat(o->dtype) || o->dims.size() != q.dims.size()) return fail("dtype or rank");
+  }
+  AttentionShape s;
+  s.q_type = q.dtype;
+  s.k_type = k.dtype;
+  s.v_type = v.dtype;
+  s.y_type = y.dtype;
+  if (q.dims.size() == 3) {
+    s.packed = true;
+    s.q_heads = a.GetInt("q_num_heads", 0);
+    s.kv_heads = a.GetInt("kv_num_heads", 0);
+    if (s.q_heads < 1 || s.kv_heads < 1) return fail("heads");
+    s.batch = q.dims[0];
+    s.q_seq = q.dims[1];
+    s.kv_seq = k.dims[1];
+    if (q.dims[2] % s.q_heads || k.dims[2] % s.kv_heads || v.dims[2] % s.kv_heads) return fail("hidden size");
+    s.head = q.dims[2] / s.q_heads;
+    if (k.dims[2] / s.kv_heads != s.head) return fail("head size");
+    s.v_head = v.dims[2] / s.kv_heads;
+    if (v.dims[1] != s.kv_seq || y.dims != std::vector<int64_t>{s.batch, s.q_seq, s.q_heads * s.v_head}) {
+      return fail("shapes");
+    }
+  } else if (q.dims.size() == 4) {
+    s.batch = q.dims[0];
+    s.q_heads = q.dims[1];
+    s.q_seq = q.dims[2];
+    s.head = q.dims[3];
+    s.kv_heads = k.dims[1];
+    s.kv_seq = k.dims[2];
+    s.v_head = v.dims[3];
+    if (k.dims[3] != s.head || v.dims[1] != s.kv_heads || v.dims[2] != s.kv_seq ||
+        y.dims != std::vector<int64_t>{s.batch, s.q_heads, s.q_seq, s.v_head}) {
+      return fail("shapes");
+    }
+  } else {
+    return fail("rank");
+  }
+  if (k.dims[0] != s.batch || v.dims[0] != s.batch) return fail("batch");
+  if (s.kv_heads < 1 || s.q_heads % s.kv_heads != 0) return fail("heads");
+  if (s.head < 1 || s.v_head < 1 || s.kv_seq < 1) return fail("empty");
+  s.scale =
+      a.Has("scale") ? a.GetFloat("scale", 1.0f) : static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head)));
   return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/dtype.h"
@@ -62,5 +63,15 @@ struct LayerNormShape {
   DType x_type = DType::kF32, s_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
 };
 std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec);
+
+// ONNX Attention Y = softmax(scale * Q K^T) V for 3-D [B, S, H*D] (`packed`) or 4-D [B, H, S, D]
+// inputs, grouped-query heads included; no mask, causal, past K/V or softcap (`why_not` says which).
+struct AttentionShape {
+  bool packed = false;
+  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, head = 0, v_head = 0;
+  float scale = 1.0f;
+  DType q_type = DType::kF32, k_type = DType::kF32, v_type = DType::kF32, y_type = DType::kF32;
+};
+std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::string* why_not);
 
 }  // namespace gcomp::runtime

@@ -188,6 +188,14 @@ std::optional<GeneratedKernel> GeneratedKernelFor(const KernelSpec& spec, std::s
   }
   if (spec.op == "ReduceMean") return ReduceMeanKernel(spec, why_not);
   if (spec.op == "Shape") return ShapeKernel(spec, why_not);
+  if (spec.op == "Attention") {
+    // The exact kernel is the fp32 plans' attention; fp16/bf16 wait for the Tensor Core kernels.
+    if (spec.outputs.empty() || spec.outputs[0].dtype != DType::kF32) {
+      *why_not = "fp16/bf16 attention needs a Tensor Core kernel (cuDNN SDPA or gcomp's flash attention), not built yet";
+      return std::nullopt;
+    }
+    return ExactAttentionKernel(spec, why_not);
+  }
   if (spec.op == "LayerNorm" || spec.op == "LayerNormalization") return LayerNormKernel(spec, why_not);
   if (spec.op == "Gather") return GatherKernel(spec, why_not);
   if (spec.op == "Concat") return ConcatKernel(spec, why_not);
@@ -248,6 +256,15 @@ const runtime::KernelTable& CudaKernelTable() {
                                 {"count_include_pad", AttrType::kInt},
                                 {"storage_order", AttrType::kInt}},
                                "generated 2-D max/average pooling, NHWC or NCHW"));
+    t.push_back(GeneratedEntry(kAttentionExactId, {"Attention"},
+                               {{"is_causal", AttrType::kInt},
+                                {"kv_num_heads", AttrType::kInt},
+                                {"q_num_heads", AttrType::kInt},
+                                {"qk_matmul_output_mode", AttrType::kInt},
+                                {"scale", AttrType::kFloat},
+                                {"softcap", AttrType::kFloat},
+                                {"softmax_precision", AttrType::kInt}},
+                               "generated exact fp32 attention: one warp per query, online softmax, no score matrix"));
     t.push_back(GeneratedEntry(kLayerNormId, {"LayerNorm", "LayerNormalization"},
                                {{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}, {"stash_type", AttrType::kInt}},
                                "generated layer normalization: one warp per row, fp32 statistics"));

@@ -27,6 +27,7 @@ inline constexpr char kConvId[] = "cuda.cudnn.conv_graph";
 inline constexpr char kPoolId[] = "cuda.nvrtc.pool";
 inline constexpr char kReduceMeanId[] = "cuda.nvrtc.reduce_mean";
 inline constexpr char kLayerNormId[] = "cuda.nvrtc.layernorm";
+inline constexpr char kAttentionExactId[] = "cuda.nvrtc.attention_exact";
 inline constexpr char kMapId[] = "cuda.nvrtc.map";
 inline constexpr char kBinaryId[] = "cuda.nvrtc.binary";
 

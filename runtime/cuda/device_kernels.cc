@@ -713,6 +713,61 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
   return k;
 }
 
+std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std::string* why_not) {
+  std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
+  if (!a) return std::nullopt;
+  // Only the batch (the leading dim) may depend on it: sequence, heads and head sizes are compiled in.
+  for (const Operand* o : {&spec.inputs[0], &spec.inputs[1], &spec.inputs[2], &spec.outputs[0]}) {
+    if (AnyScales(*o, 1, o->dims.size())) {
+      *why_not = "a sequence or head dim depends on the batch";
+      return std::nullopt;
+    }
+  }
+  const int64_t hq = a->q_heads, hk = a->kv_heads, sq = a->q_seq, sk = a->kv_seq, d = a->head, dv = a->v_head;
+  const int64_t group = hq / hk;
+  // Element offsets of (b, head, position, 0) in Q/K/V: packed [B, S, H*D] or [B, H, S, D].
+  auto at = [&](const char* b, const char* h, const char* pos, int64_t heads, int64_t seq, int64_t width) {
+    return a->packed ? absl::StrCat("((", b, " * ", seq, "LL + ", pos, ") * ", heads, "LL + ", h, ") * ", width, "LL")
+                     : absl::StrCat("((", b, " * ", heads, "LL + ", h, ") * ", seq, "LL + ", pos, ") * ", width, "LL");
+  };
+  const std::string qt = StorageType(a->q_type), kt = StorageType(a->k_type), vt = StorageType(a->v_type),
+                    yt = StorageType(a->y_type);
+  // One warp per query row: the lanes split the head dims of each dot product (reduced by
+  // shuffles) and the value dims of the output; online softmax in fp32 with expf, no score matrix.
+  std::string body = absl::StrCat(
+      "  const ", qt, "* q = (const ", qt, "*)a.in[0];\n  const ", kt, "* k = (const ", kt, "*)a.in[1];\n  const ", vt,
+      "* v = (const ", vt, "*)a.in[2];\n  ", yt, "* y = (", yt, "*)a.out[0];\n",
+      "  const int NV = (", dv, " + GC_WARP - 1) / GC_WARP;\n",
+      "  for (long long row = gc_warp_first(); row < a.total; row += gc_warp_stride()) {\n");
+  if (a->packed) {
+    absl::StrAppend(&body, "    const long long h = row % ", hq, "LL, s = (row / ", hq, "LL) % ", sq, "LL, b = row / ",
+                    hq * sq, "LL;\n");
+  } else {
+    absl::StrAppend(&body, "    const long long s = row % ", sq, "LL, h = (row / ", sq, "LL) % ", hq, "LL, b = row / ",
+                    hq * sq, "LL;\n");
+  }
+  absl::StrAppend(
+      &body, "    const long long hk = h / ", group, "LL;\n", "    const ", qt, "* qr = q + ", at("b", "h", "s", hq, sq, d),
+      ";\n", "    float m = -__int_as_float(0x7f800000), l = 0.0f;\n", "    float acc[(", dv, " + GC_WARP - 1) / GC_WARP];\n",
+      "    for (int t = 0; t < NV; ++t) acc[t] = 0.0f;\n", "    for (long long j = 0; j < ", sk, "LL; ++j) {\n",
+      "      const ", kt, "* kr = k + ", at("b", "hk", "j", hk, sk, d), ";\n", "      float dot = 0.0f;\n",
+      "      for (long long e = gc_lane(); e < ", d, "LL; e += GC_WARP) dot += ", Load(a->q_type, "qr[e]"), " * ",
+      Load(a->k_type, "kr[e]"), ";\n", "      const float score = gc_warp_sum(dot) * ", FloatLiteral(a->scale), ";\n",
+      "      const float mn = score > m ? score : m;\n", "      const float corr = expf(m - mn), p = expf(score - mn);\n",
+      "      l = l * corr + p;\n", "      const ", vt, "* vr = v + ", at("b", "hk", "j", hk, sk, dv), ";\n",
+      "      for (int t = 0; t < NV; ++t) {\n", "        const long long e = gc_lane() + t * GC_WARP;\n",
+      "        acc[t] = acc[t] * corr + (e < ", dv, "LL ? p * ", Load(a->v_type, "vr[e]"), " : 0.0f);\n      }\n",
+      "      m = mn;\n    }\n", "    ", yt, "* yr = y + row * ", dv, "LL;\n", "    for (int t = 0; t < NV; ++t) {\n",
+      "      const long long e = gc_lane() + t * GC_WARP;\n", "      if (e < ", dv, "LL) yr[e] = ",
+      Store(a->y_type, "acc[t] / l"), ";\n    }\n  }\n");
+  GeneratedKernel k = Finish(absl::StrCat("attention_exact_", DTypeName(a->y_type)), body, dv,
+                             absl::StrCat("exact attention (no Tensor Cores): one warp per query, ", hq, " heads (",
+                                          hk, " K/V heads), ", sq, "x", sk, " positions, head ", d, "/", dv,
+                                          ", online softmax in fp32, ", DTypeName(a->y_type)));
+  k.threads_per_item = 32;
+  return k;
+}
+
 GeneratedKernel ActivationKernel(DType dtype, const Epilogue& epi) {
   const std::string t = StorageType(dtype);
   const std::string body = absl::StrCat(

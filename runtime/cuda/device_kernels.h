@@ -55,6 +55,9 @@ std::optional<GeneratedKernel> GatherKernel(const runtime::KernelSpec& spec, std
 std::optional<GeneratedKernel> ConcatKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // LayerNorm / LayerNormalization (Y only) over rows whose length does not depend on the batch.
 std::optional<GeneratedKernel> LayerNormKernel(const runtime::KernelSpec& spec, std::string* why_not);
+// Attention computed exactly in fp32 without Tensor Cores (the fp32 plans' kernel): one warp per
+// query row, Q, K and V read through their layouts' strides, online softmax.
+std::optional<GeneratedKernel> ExactAttentionKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // ReduceMean over one contiguous block of axes.
 std::optional<GeneratedKernel> ReduceMeanKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // A separate activation over a [rows, n] tensor in place (after a GEMM whose epilogue cannot

@@ -238,6 +238,21 @@ std::vector<Case> Cases() {
         Batched(DType::kF16, {2, 3, 40}), {{}, RandomBytes(DType::kF32, 40, 11), RandomBytes(DType::kF32, 40, 12)});
   }
   {
+    // Attention, packed [B, S, H*D] (3 heads of 8, 5 queries, 7 keys) and 4-D [B, H, S, D] with
+    // grouped K/V heads (4 query heads over 2).
+    Attributes packed;
+    packed.Set("q_num_heads", int64_t{3});
+    packed.Set("kv_num_heads", int64_t{3});
+    add("attention_packed", "Attention", packed,
+        {Batched(DType::kF32, {2, 5, 24}), Batched(DType::kF32, {2, 7, 24}), Batched(DType::kF32, {2, 7, 24})},
+        Batched(DType::kF32, {2, 5, 24}));
+    Attributes gqa;
+    gqa.Set("scale", 0.3f);
+    add("attention_4d_gqa", "Attention", gqa,
+        {Batched(DType::kF32, {2, 4, 5, 40}), Batched(DType::kF32, {2, 2, 6, 40}), Batched(DType::kF32, {2, 2, 6, 36})},
+        Batched(DType::kF32, {2, 4, 5, 36}));
+  }
+  {
     // [S, batch, E] -> [batch, S, E] (exporters' attention layouts): the batch axis in the middle.
     Attributes a;
     a.Set("perm", std::vector<int64_t>{1, 0, 2});

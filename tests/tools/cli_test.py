@@ -95,19 +95,20 @@ class CliTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("unknown level 'O9'", err)
         case = os.path.dirname(self.model)
-        # cuda: a build without the CUDA toolkit has no cuda backend; with it, the ViT's LayerNorm and
-        # Attention have no cuda kernel yet (ResNets only) and the compile lists those steps.
-        cuda_refusals = ("target 'cuda' has no backend in this build yet",
-                         "have no kernel in the cuda:sm_90 backend's table")
+        # cuda: a build without the CUDA toolkit has no cuda backend; with it, the plan compiles and
+        # runs where a device is present, and is refused with the reason where none is.
+        cuda_refusals = ("target 'cuda' has no backend in this build yet", "no CUDA device is available")
         rc, _, err = gcomp("check", case, "--target", "cuda")
-        self.assertEqual(rc, 2)
-        self.assertTrue(any(m in err for m in cuda_refusals), err)
+        if rc != 0:
+            self.assertEqual(rc, 2)
+            self.assertTrue(any(m in err for m in cuda_refusals), err)
         rc, out, err = gcomp("check", case, "--target", "cpu")
         self.assertEqual(rc, 0, err)
         self.assertIn("PASS", out)
         rc, _, err = gcomp("compile", self.model, "-o", os.path.join(tempfile.gettempdir(), "x.gplan"), "--target", "cuda")
-        self.assertEqual(rc, 2)
-        self.assertTrue(any(m in err for m in cuda_refusals), err)
+        if rc != 0:
+            self.assertEqual(rc, 2)
+            self.assertIn(cuda_refusals[0], err)
         # run --reference executes the graph lowered for a target on the reference interpreter; without it
         # --target cpu runs the compiled plan
         with tempfile.TemporaryDirectory() as d:
