@@ -5,14 +5,14 @@
 #                             (Release build in build/), and packs them with every shared library
 #                             they need that a bare GPU machine lacks (protobuf, abseil, oneDNN,
 #                             OpenBLAS, the C++ runtime, glibc's loader; not the CUDA libraries)
-#                             and two small ResNet fixtures into gpu_carry/bundle.tar.xz (< 60 MiB).
+#                             and three small fixtures into gpu_carry/bundle.tar.xz (< 60 MiB).
 #   tools/gpu_check.sh run    On the GPU machine, from the repository root, with gpu_carry/ carried:
 #                             unpacks, finds cuBLASLt/cuDNN/NVRTC (CUDA toolkit or the Python
 #                             environment's nvidia-* wheels), then within 8 minutes
 #                               1. the gpu session tests (graph replay, device pointers, shared
 #                                  weights, cuBLASLt epilogue order);
-#                               2. small ResNet fixtures at fp32/fp16/bf16, batch 1..max, against
-#                                  ONNX Runtime;
+#                               2. small ResNet fixtures at fp32/fp16/bf16 and a small ViT at fp32,
+#                                  batch 1..max, against ONNX Runtime;
 #                               3. ResNet-50 exported there with its own torch, the same checks;
 #                               4. ResNet-50 fp16 against PyTorch eager and torch.compile at batch
 #                                  1, 32, 256 (tools/bench/gpu_vs_torch.py);
@@ -37,7 +37,9 @@ pack() {
     esac
   done
   cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib/"
-  for m in tv_small_resnet_op17_dynamic zoo_small_resnet_op9; do cp -r "$build/models/$m" "$stage/models/"; done
+  for m in tv_small_resnet_op17_dynamic zoo_small_resnet_op9 tv_small_vit_op17_dynamic; do
+    cp -r "$build/models/$m" "$stage/models/"
+  done
   mkdir -p "$root/gpu_carry"
   tar -C "$stage" -cf - . | xz -T0 -6 > "$root/gpu_carry/bundle.tar.xz"
   rm -rf "$stage"
@@ -105,8 +107,8 @@ run() {
   section plans_compile 60 env GCOMP="$work/gcomp" MODELS="$work/models" OUT="$work/plans" sh "$root/tests/gpu/compile_plans.sh"
   section sessions 60 "$work/cuda_session_tests" "$work/plans/tv_small_resnet_op17_dynamic_fp16.gplan" \
     "$work/plans/tv_small_resnet_op17_dynamic_fp32.gplan" "$work/plans/tv_small_resnet_op17_dynamic_bf16.gplan"
-  section small_resnets 90 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/models" \
-    tv_small_resnet_op17_dynamic zoo_small_resnet_op9
+  section small_models 100 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/models" \
+    tv_small_resnet_op17_dynamic zoo_small_resnet_op9 tv_small_vit_op17_dynamic
   section export_resnet50 60 $py "$root/tools/bench/gpu_vs_torch.py" export "$work/full/tv_resnet50"
   section resnet50 120 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_resnet50
   section benchmark $((470 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench "$work/full/tv_resnet50" \
