@@ -24,6 +24,38 @@ int RootBuffer(const plan::Plan& plan, int id) {
   return id;
 }
 
+std::vector<uint8_t*> BufferAddresses(const plan::Plan& plan, int64_t batch, uint8_t* batch_arena, uint8_t* fixed_arena,
+                                      const uint8_t* weights, const std::vector<uint8_t*>& inputs,
+                                      const std::vector<uint8_t*>& outputs) {
+  std::vector<uint8_t*> addr(plan.buffers.size(), nullptr);
+  for (size_t id = 0; id < plan.buffers.size(); ++id) {
+    const Buffer& b = plan.buffers[id];
+    switch (b.kind) {
+      case BufferKind::kBatchArena:
+        addr[id] = batch_arena + b.offset * batch;
+        break;
+      case BufferKind::kFixedArena:
+        addr[id] = fixed_arena + b.offset;
+        break;
+      case BufferKind::kConstant:
+        addr[id] = const_cast<uint8_t*>(weights + b.offset);
+        break;
+      case BufferKind::kInput:
+        addr[id] = inputs[b.io_index];
+        break;
+      case BufferKind::kOutput:
+        addr[id] = outputs[b.io_index];
+        break;
+      case BufferKind::kAlias:
+        break;
+    }
+  }
+  for (size_t id = 0; id < plan.buffers.size(); ++id) {
+    if (plan.buffers[id].kind == BufferKind::kAlias) addr[id] = addr[RootBuffer(plan, static_cast<int>(id))];
+  }
+  return addr;
+}
+
 absl::Status StepError(const plan::Step& s, const absl::Status& st) {
   return absl::Status(st.code(), absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
 }

@@ -40,6 +40,12 @@ int RootBuffer(const plan::Plan& plan, int id);
 // Step `s` as its kernel sees it at `batch` (constants point into the plan's host weights).
 KernelSpec SpecAt(const plan::Plan& plan, const plan::Step& s, int64_t batch, int threads);
 
+// Every buffer's memory at `batch`: the batch arena (offsets scaled by the batch), the fixed arena,
+// the weights, the run's inputs and outputs (by io_index), aliases resolved to their roots.
+std::vector<uint8_t*> BufferAddresses(const plan::Plan& plan, int64_t batch, uint8_t* batch_arena, uint8_t* fixed_arena,
+                                      const uint8_t* weights, const std::vector<uint8_t*>& inputs,
+                                      const std::vector<uint8_t*>& outputs);
+
 // "step 'NAME' (OP, kernel ID): message" with the status's code.
 absl::Status StepError(const plan::Step& s, const absl::Status& st);
 

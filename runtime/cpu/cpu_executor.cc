@@ -62,7 +62,6 @@ class CpuExecutor : public runtime::Executor {
   runtime::KernelSpec SpecAt(const plan::Step& s, int64_t batch) const {
     return runtime::SpecAt(*plan_, s, batch, options_.threads);
   }
-  int Root(int id) const { return runtime::RootBuffer(*plan_, id); }
 
   std::shared_ptr<const plan::Plan> plan_;
   runtime::ExecutorOptions options_;
@@ -130,32 +129,11 @@ absl::StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::map<std::string,
     ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(plan_->buffers[id].dtype, runtime::DimsAt(plan_->buffers[id], batch)));
     outputs.push_back(std::move(t));
   }
-  std::vector<uint8_t*> addr(plan_->buffers.size(), nullptr);
-  for (size_t id = 0; id < plan_->buffers.size(); ++id) {
-    const Buffer& b = plan_->buffers[id];
-    switch (b.kind) {
-      case BufferKind::kBatchArena:
-        addr[id] = batch_arena_ + b.offset * batch;
-        break;
-      case BufferKind::kFixedArena:
-        addr[id] = fixed_arena_ + b.offset;
-        break;
-      case BufferKind::kConstant:
-        addr[id] = const_cast<uint8_t*>(plan_->weights + b.offset);
-        break;
-      case BufferKind::kInput:
-        addr[id] = const_cast<uint8_t*>(inputs.at(b.name).data());
-        break;
-      case BufferKind::kOutput:
-        addr[id] = outputs[b.io_index].mutable_data();
-        break;
-      case BufferKind::kAlias:
-        break;
-    }
-  }
-  for (size_t id = 0; id < plan_->buffers.size(); ++id) {
-    if (plan_->buffers[id].kind == BufferKind::kAlias) addr[id] = addr[Root(static_cast<int>(id))];
-  }
+  std::vector<uint8_t*> in_ptrs, out_ptrs;
+  for (int32_t id : plan_->inputs) in_ptrs.push_back(const_cast<uint8_t*>(inputs.at(plan_->buffers[id].name).data()));
+  for (Tensor& t : outputs) out_ptrs.push_back(t.mutable_data());
+  const std::vector<uint8_t*> addr =
+      runtime::BufferAddresses(*plan_, batch, batch_arena_, fixed_arena_, plan_->weights, in_ptrs, out_ptrs);
   const runtime::RunContext ctx{options_.threads, nullptr};
   const std::span<uint8_t> workspace(workspace_, static_cast<size_t>(workspace_at_.at(batch)));
   std::vector<const void*> ins;

@@ -282,34 +282,12 @@ absl::Status CudaExecutor::Init() {
 }
 
 std::vector<void*> CudaExecutor::Addresses(int64_t batch, const std::vector<void*>& io) const {
-  std::vector<void*> addr(plan_->buffers.size(), nullptr);
-  uint8_t* fixed = arena_ + plan_->batch_arena_bytes * plan_->max_batch;
-  for (size_t id = 0; id < plan_->buffers.size(); ++id) {
-    const Buffer& b = plan_->buffers[id];
-    switch (b.kind) {
-      case BufferKind::kBatchArena:
-        addr[id] = arena_ + b.offset * batch;
-        break;
-      case BufferKind::kFixedArena:
-        addr[id] = fixed + b.offset;
-        break;
-      case BufferKind::kConstant:
-        addr[id] = static_cast<uint8_t*>(device_plan_->weights) + b.offset;
-        break;
-      case BufferKind::kInput:
-        addr[id] = io[b.io_index];
-        break;
-      case BufferKind::kOutput:
-        addr[id] = io[plan_->inputs.size() + b.io_index];
-        break;
-      case BufferKind::kAlias:
-        break;
-    }
-  }
-  for (size_t id = 0; id < plan_->buffers.size(); ++id) {
-    if (plan_->buffers[id].kind == BufferKind::kAlias) addr[id] = addr[runtime::RootBuffer(*plan_, static_cast<int>(id))];
-  }
-  return addr;
+  std::vector<uint8_t*> in, out;
+  for (size_t i = 0; i < io.size(); ++i) (i < plan_->inputs.size() ? in : out).push_back(static_cast<uint8_t*>(io[i]));
+  const std::vector<uint8_t*> addr =
+      runtime::BufferAddresses(*plan_, batch, arena_, arena_ + plan_->batch_arena_bytes * plan_->max_batch,
+                               static_cast<const uint8_t*>(device_plan_->weights), in, out);
+  return std::vector<void*>(addr.begin(), addr.end());
 }
 
 absl::Status CudaExecutor::Reshape(int64_t batch) {
