@@ -4,6 +4,8 @@
 #include <cuda.h>
 #include <cudnn_version.h>
 
+#include <functional>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/cuda/conv_desc.h"
 #include "runtime/cuda/gemm_desc.h"
@@ -17,6 +19,7 @@ using runtime::KernelSpec;
 using runtime::Packed;
 
 bool Tf32(const KernelSpec& spec) { return spec.precision == "tf32"; }
+bool FloatOutput(const KernelSpec& spec) { return !spec.outputs.empty() && spec.outputs[0].dtype == DType::kF32; }
 
 }  // namespace
 
@@ -130,15 +133,19 @@ KernelEntry ConvEntry() {
   return e;
 }
 
+// An entry whose kernel GeneratedKernelFor generates; `applies` narrows it to some of the steps
+// GeneratedKernelFor takes (by dtype, where two entries share an op).
 KernelEntry GeneratedEntry(const char* id, std::vector<std::string> ops, std::vector<AttrSpec> params,
-                           std::string description, std::vector<runtime::InPlace> in_place = {}) {
+                           std::string description, std::vector<runtime::InPlace> in_place = {},
+                           std::function<bool(const KernelSpec&)> applies = nullptr) {
   KernelEntry e;
   e.id = id;
   e.ops = std::move(ops);
   e.params = std::move(params);
   e.in_place = std::move(in_place);
   e.description = std::move(description);
-  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+  e.accepts = [applies](const KernelSpec& spec) -> std::optional<std::string> {
+    if (applies && !applies(spec)) return std::nullopt;
     std::string why;
     std::optional<GeneratedKernel> k = GeneratedKernelFor(spec, &why);
     if (!k) return std::nullopt;
@@ -189,12 +196,9 @@ std::optional<GeneratedKernel> GeneratedKernelFor(const KernelSpec& spec, std::s
   if (spec.op == "ReduceMean") return ReduceMeanKernel(spec, why_not);
   if (spec.op == "Shape") return ShapeKernel(spec, why_not);
   if (spec.op == "Attention") {
-    // The exact kernel is the fp32 plans' attention; fp16/bf16 wait for the Tensor Core kernels.
-    if (spec.outputs.empty() || spec.outputs[0].dtype != DType::kF32) {
-      *why_not = "fp16/bf16 attention needs a Tensor Core kernel (cuDNN SDPA or gcomp's flash attention), not built yet";
-      return std::nullopt;
-    }
-    return ExactAttentionKernel(spec, why_not);
+    // fp32 plans keep attention exact; fp16/bf16 run on Tensor Cores.
+    if (!spec.outputs.empty() && spec.outputs[0].dtype == DType::kF32) return ExactAttentionKernel(spec, why_not);
+    return FlashAttentionKernel(spec, why_not);
   }
   if (spec.op == "LayerNorm" || spec.op == "LayerNormalization") return LayerNormKernel(spec, why_not);
   if (spec.op == "Gather") return GatherKernel(spec, why_not);
@@ -256,15 +260,20 @@ const runtime::KernelTable& CudaKernelTable() {
                                 {"count_include_pad", AttrType::kInt},
                                 {"storage_order", AttrType::kInt}},
                                "generated 2-D max/average pooling, NHWC or NCHW"));
-    t.push_back(GeneratedEntry(kAttentionExactId, {"Attention"},
-                               {{"is_causal", AttrType::kInt},
-                                {"kv_num_heads", AttrType::kInt},
-                                {"q_num_heads", AttrType::kInt},
-                                {"qk_matmul_output_mode", AttrType::kInt},
-                                {"scale", AttrType::kFloat},
-                                {"softcap", AttrType::kFloat},
-                                {"softmax_precision", AttrType::kInt}},
-                               "generated exact fp32 attention: one warp per query, online softmax, no score matrix"));
+    const std::vector<AttrSpec> attention_params = {{"is_causal", AttrType::kInt},
+                                                    {"kv_num_heads", AttrType::kInt},
+                                                    {"q_num_heads", AttrType::kInt},
+                                                    {"qk_matmul_output_mode", AttrType::kInt},
+                                                    {"scale", AttrType::kFloat},
+                                                    {"softcap", AttrType::kFloat},
+                                                    {"softmax_precision", AttrType::kInt}};
+    t.push_back(GeneratedEntry(kFlashAttentionId, {"Attention"}, attention_params,
+                               "generated flash attention for fp16/bf16: mma.sync Tensor Core tiles for Q*K^T and "
+                               "P*V, fp32 online softmax, no score matrix in memory",
+                               {}, [](const KernelSpec& spec) { return !FloatOutput(spec); }));
+    t.push_back(GeneratedEntry(kAttentionExactId, {"Attention"}, attention_params,
+                               "generated exact fp32 attention: one warp per query, online softmax, no score matrix",
+                               {}, FloatOutput));
     t.push_back(GeneratedEntry(kLayerNormId, {"LayerNorm", "LayerNormalization"},
                                {{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}, {"stash_type", AttrType::kInt}},
                                "generated layer normalization: one warp per row, fp32 statistics"));

@@ -28,6 +28,7 @@ inline constexpr char kPoolId[] = "cuda.nvrtc.pool";
 inline constexpr char kReduceMeanId[] = "cuda.nvrtc.reduce_mean";
 inline constexpr char kLayerNormId[] = "cuda.nvrtc.layernorm";
 inline constexpr char kAttentionExactId[] = "cuda.nvrtc.attention_exact";
+inline constexpr char kFlashAttentionId[] = "cuda.nvrtc.flash_attention";
 inline constexpr char kMapId[] = "cuda.nvrtc.map";
 inline constexpr char kBinaryId[] = "cuda.nvrtc.binary";
 

@@ -39,9 +39,23 @@ __device__ __forceinline__ long long gc_stride() { return (long long)gridDim.x *
 __device__ __forceinline__ int gc_lane() { return threadIdx.x & 31; }
 __device__ __forceinline__ long long gc_warp_first() { return gc_first() >> 5; }
 __device__ __forceinline__ long long gc_warp_stride() { return gc_stride() >> 5; }
+__device__ __forceinline__ float gc_shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ float gc_warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  for (int o = 16; o > 0; o >>= 1) v += gc_shfl_xor(v, o);
   return v;
+}
+__device__ __forceinline__ unsigned int gc_ld2(const unsigned short* p) { return *(const unsigned int*)p; }
+__device__ __forceinline__ void gc_st2(unsigned short* p, unsigned int v) { *(unsigned int*)p = v; }
+// D += A*B on Tensor Cores, m16n8k16, A row-major and B column-major fragments, fp32 accumulators.
+__device__ __forceinline__ void gc_mma_f16(float* d, const unsigned int* a, unsigned int b0, unsigned int b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void gc_mma_bf16(float* d, const unsigned int* a, unsigned int b0, unsigned int b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 #endif
 #endif
@@ -108,14 +122,19 @@ std::string ActivationExpr(const Epilogue& e, const std::string& v) {
 
 std::string ActTag(const Epilogue& e) { return e.act == Activation::kNone ? "" : absl::StrCat("_", ActivationName(e.act)); }
 
-// The function around a body: `name` gets the body's hash appended.
-GeneratedKernel Finish(const std::string& stem, const std::string& body, int64_t vector, std::string description) {
+// The function around a body: `name` gets the body's hash appended. `min_blocks` > 0 asks ptxas
+// for that many resident blocks per SM instead of its default register target (which, for
+// blocks of 256, is 32 registers and spills a kernel with more live state).
+GeneratedKernel Finish(const std::string& stem, const std::string& body, int64_t vector, std::string description,
+                       int block = 256, int min_blocks = 0) {
   GeneratedKernel k;
   const std::string name = absl::StrCat("gcomp_", stem, "_", Hash8(body));
   k.code.name = name;
-  k.code.source = absl::StrCat(kPreamble, "extern \"C\" __global__ void __launch_bounds__(256) ", name,
+  const std::string bounds = min_blocks > 0 ? absl::StrCat(block, ", ", min_blocks) : absl::StrCat(block);
+  k.code.source = absl::StrCat(kPreamble, "extern \"C\" __global__ void __launch_bounds__(", bounds, ") ", name,
                                "(GcompArgs a) {\n", body, "}\n");
   k.vector = vector;
+  k.block = block;
   k.description = std::move(description);
   return k;
 }
@@ -247,6 +266,25 @@ std::optional<Epilogue> UnaryActivation(const KernelSpec& spec) {
     return std::nullopt;
   }
   return e;
+}
+
+// Generated code for the element offset of (b, head, position, 0) in an attention operand:
+// packed [B, S, H*D] or [B, H, S, D].
+std::string AttentionOffset(const runtime::AttentionShape& a, const char* b, const char* h, const char* pos,
+                            int64_t heads, int64_t seq, int64_t width) {
+  return a.packed ? absl::StrCat("((", b, " * ", seq, "LL + ", pos, ") * ", heads, "LL + ", h, ") * ", width, "LL")
+                  : absl::StrCat("((", b, " * ", heads, "LL + ", h, ") * ", seq, "LL + ", pos, ") * ", width, "LL");
+}
+
+// Attention's dims other than the leading batch are compiled in.
+bool AttentionDimsFixed(const KernelSpec& spec, std::string* why_not) {
+  for (const Operand* o : {&spec.inputs[0], &spec.inputs[1], &spec.inputs[2], &spec.outputs[0]}) {
+    if (AnyScales(*o, 1, o->dims.size())) {
+      *why_not = "a sequence or head dim depends on the batch";
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -715,20 +753,11 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
 
 std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std::string* why_not) {
   std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
-  if (!a) return std::nullopt;
-  // Only the batch (the leading dim) may depend on it: sequence, heads and head sizes are compiled in.
-  for (const Operand* o : {&spec.inputs[0], &spec.inputs[1], &spec.inputs[2], &spec.outputs[0]}) {
-    if (AnyScales(*o, 1, o->dims.size())) {
-      *why_not = "a sequence or head dim depends on the batch";
-      return std::nullopt;
-    }
-  }
+  if (!a || !AttentionDimsFixed(spec, why_not)) return std::nullopt;
   const int64_t hq = a->q_heads, hk = a->kv_heads, sq = a->q_seq, sk = a->kv_seq, d = a->head, dv = a->v_head;
   const int64_t group = hq / hk;
-  // Element offsets of (b, head, position, 0) in Q/K/V: packed [B, S, H*D] or [B, H, S, D].
   auto at = [&](const char* b, const char* h, const char* pos, int64_t heads, int64_t seq, int64_t width) {
-    return a->packed ? absl::StrCat("((", b, " * ", seq, "LL + ", pos, ") * ", heads, "LL + ", h, ") * ", width, "LL")
-                     : absl::StrCat("((", b, " * ", heads, "LL + ", h, ") * ", seq, "LL + ", pos, ") * ", width, "LL");
+    return AttentionOffset(*a, b, h, pos, heads, seq, width);
   };
   const std::string qt = StorageType(a->q_type), kt = StorageType(a->k_type), vt = StorageType(a->v_type),
                     yt = StorageType(a->y_type);
@@ -763,9 +792,108 @@ std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std:
   GeneratedKernel k = Finish(absl::StrCat("attention_exact_", DTypeName(a->y_type)), body, dv,
                              absl::StrCat("exact attention (no Tensor Cores): one warp per query, ", hq, " heads (",
                                           hk, " K/V heads), ", sq, "x", sk, " positions, head ", d, "/", dv,
-                                          ", online softmax in fp32, ", DTypeName(a->y_type)));
+                                          ", online softmax in fp32, ", DTypeName(a->y_type)),
+                             256, 4);
   k.threads_per_item = 32;
   return k;
+}
+
+std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std::string* why_not) {
+  std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
+  if (!a || !AttentionDimsFixed(spec, why_not)) return std::nullopt;
+  const DType dt = a->y_type;
+  if ((dt != DType::kF16 && dt != DType::kBF16) || a->q_type != dt || a->k_type != dt || a->v_type != dt) {
+    *why_not = "Q, K, V and Y are not all fp16 or all bf16";
+    return std::nullopt;
+  }
+  const int64_t hq = a->q_heads, hk = a->kv_heads, sq = a->q_seq, sk = a->kv_seq, d = a->head, dv = a->v_head;
+  if (d % 16 != 0 || dv % 16 != 0 || d > 128 || dv > 128) {
+    *why_not = absl::StrCat("head sizes ", d, "/", dv, " are not multiples of 16 up to 128");
+    return std::nullopt;
+  }
+  // A block of 4 warps takes 64 queries of one (batch, head); each warp owns 16 query rows as
+  // m16n8k16 A fragments for the whole pass. K/V tiles of `kt` keys go through shared memory (V
+  // transposed, so that both B operands are read as 32-bit pairs; rows padded by 8 elements so
+  // the fragment reads hit 32 distinct banks). Scores stay in registers: S = Q*K^T on Tensor
+  // Cores, an fp32 online softmax in the log2 domain (row max and sum across each lane quad),
+  // P rounded to the storage type as the A fragments of O += P*V (the m16n8 accumulator layout
+  // of two adjacent key tiles is the m16n8k16 A layout), O and the row sums in fp32.
+  constexpr int64_t kRows = 64, kThreads = 128;
+  const int64_t kt = d <= 64 && dv <= 64 ? 64 : 32;
+  const int64_t ks_stride = d + 8, vs_stride = kt + 8, q_tiles = (sq + kRows - 1) / kRows;
+  const std::string ty = dt == DType::kF16 ? "f16" : "bf16";
+  const std::string to_half = dt == DType::kF16 ? "gc_f2h" : "gc_f2b";
+  auto at = [&](const char* b, const char* h, const char* pos, int64_t heads, int64_t seq, int64_t width) {
+    return AttentionOffset(*a, b, h, pos, heads, seq, width);
+  };
+  std::string body = absl::StrCat(
+      "  const unsigned short* q = (const unsigned short*)a.in[0];\n",
+      "  const unsigned short* k = (const unsigned short*)a.in[1];\n",
+      "  const unsigned short* v = (const unsigned short*)a.in[2];\n", "  unsigned short* y = (unsigned short*)a.out[0];\n",
+      "  __shared__ unsigned short ks[", kt * ks_stride, "];\n", "  __shared__ unsigned short vs[", dv * vs_stride, "];\n",
+      "  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;\n", "  const float ninf = -__int_as_float(0x7f800000);\n",
+      "  for (long long item = blockIdx.x; item < a.total; item += gridDim.x) {\n", "    const long long qt = item % ",
+      q_tiles, "LL, h = (item / ", q_tiles, "LL) % ", hq, "LL, b = item / ", q_tiles * hq, "LL, hk = h / ", hq / hk,
+      "LL;\n", "    const long long r0 = qt * ", kRows, "LL + (threadIdx.x >> 5) * 16 + g, r1 = r0 + 8;\n",
+      "    unsigned int qa[", d / 16, "][4];\n", "    {\n", "      const unsigned short* q0 = q + ", at("b", "h", "r0", hq, sq, d),
+      ";\n", "      const unsigned short* q1 = q + ", at("b", "h", "r1", hq, sq, d), ";\n",
+      "      for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "        const int c = kk * 16 + 2 * t;\n",
+      "        qa[kk][0] = r0 < ", sq, "LL ? gc_ld2(q0 + c) : 0u;\n", "        qa[kk][1] = r1 < ", sq,
+      "LL ? gc_ld2(q1 + c) : 0u;\n", "        qa[kk][2] = r0 < ", sq, "LL ? gc_ld2(q0 + c + 8) : 0u;\n",
+      "        qa[kk][3] = r1 < ", sq, "LL ? gc_ld2(q1 + c + 8) : 0u;\n", "      }\n    }\n",
+      "    float o[", dv / 8, "][4];\n", "    for (int n = 0; n < ", dv / 8, "; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;\n",
+      "    float m0 = ninf, m1 = ninf, l0 = 0.0f, l1 = 0.0f;\n", "    for (long long k0 = 0; k0 < ", sk, "LL; k0 += ", kt,
+      "LL) {\n", "      __syncthreads();\n", "      for (int i = threadIdx.x; i < ", kt * d / 2, "; i += ", kThreads, ") {\n",
+      "        const int j = i / ", d / 2, ", e = (i % ", d / 2, ") * 2;\n", "        const long long key = k0 + j;\n",
+      "        gc_st2(ks + j * ", ks_stride, " + e, key < ", sk, "LL ? gc_ld2(k + ", at("b", "hk", "key", hk, sk, d),
+      " + e) : 0u);\n", "      }\n", "      for (int i = threadIdx.x; i < ", kt * dv, "; i += ", kThreads, ") {\n",
+      "        const int j = i / ", dv, ", e = i % ", dv, ";\n", "        const long long key = k0 + j;\n",
+      "        vs[e * ", vs_stride, " + j] = key < ", sk, "LL ? v[", at("b", "hk", "key", hk, sk, dv),
+      " + e] : (unsigned short)0;\n", "      }\n", "      __syncthreads();\n", "      float s[", kt / 8, "][4];\n",
+      "      for (int n = 0; n < ", kt / 8, "; ++n) {\n", "        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;\n",
+      "        for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "          const unsigned short* kr = ks + (n * 8 + g) * ",
+      ks_stride, " + kk * 16 + 2 * t;\n", "          gc_mma_", ty, "(s[n], qa[kk], gc_ld2(kr), gc_ld2(kr + 8));\n",
+      "        }\n      }\n", "      float x0 = m0, x1 = m1;\n", "      for (int n = 0; n < ", kt / 8, "; ++n) {\n",
+      "        for (int c = 0; c < 2; ++c) {\n", "          const bool in = k0 + n * 8 + 2 * t + c < ", sk, "LL;\n",
+      "          s[n][c] = in ? s[n][c] * ", FloatLiteral(static_cast<float>(a->scale * 1.4426950408889634)),
+      " : ninf;\n", "          s[n][2 + c] = in ? s[n][2 + c] * ",
+      FloatLiteral(static_cast<float>(a->scale * 1.4426950408889634)), " : ninf;\n",
+      "          x0 = fmaxf(x0, s[n][c]);\n          x1 = fmaxf(x1, s[n][2 + c]);\n", "        }\n      }\n",
+      "      x0 = fmaxf(x0, gc_shfl_xor(x0, 1));\n      x0 = fmaxf(x0, gc_shfl_xor(x0, 2));\n",
+      "      x1 = fmaxf(x1, gc_shfl_xor(x1, 1));\n      x1 = fmaxf(x1, gc_shfl_xor(x1, 2));\n",
+      "      const float c0 = exp2f(m0 - x0), c1 = exp2f(m1 - x1);\n", "      m0 = x0;\n      m1 = x1;\n",
+      "      l0 *= c0;\n      l1 *= c1;\n", "      for (int n = 0; n < ", dv / 8, "; ++n) {\n",
+      "        o[n][0] *= c0;\n        o[n][1] *= c0;\n        o[n][2] *= c1;\n        o[n][3] *= c1;\n      }\n",
+      "      for (int n = 0; n < ", kt / 8, "; ++n) {\n", "        s[n][0] = exp2f(s[n][0] - m0);\n",
+      "        s[n][1] = exp2f(s[n][1] - m0);\n", "        s[n][2] = exp2f(s[n][2] - m1);\n",
+      "        s[n][3] = exp2f(s[n][3] - m1);\n", "        l0 += s[n][0] + s[n][1];\n        l1 += s[n][2] + s[n][3];\n",
+      "      }\n", "      for (int kk = 0; kk < ", kt / 16, "; ++kk) {\n", "        unsigned int pa[4];\n");
+  for (int r = 0; r < 4; ++r) {
+    // pa[0]: row g, keys 2t..2t+1 of tile 2kk; pa[1]: row g+8; pa[2], pa[3]: the same of tile 2kk+1.
+    const std::string tile = r < 2 ? "2 * kk" : "2 * kk + 1";
+    const int c = (r % 2) * 2;
+    absl::StrAppend(&body, "        pa[", r, "] = (unsigned int)", to_half, "(s[", tile, "][", c, "]) | ((unsigned int)",
+                    to_half, "(s[", tile, "][", c + 1, "]) << 16);\n");
+  }
+  absl::StrAppend(
+      &body, "        for (int n = 0; n < ", dv / 8, "; ++n) {\n", "          const unsigned short* vr = vs + (n * 8 + g) * ",
+      vs_stride, " + kk * 16 + 2 * t;\n", "          gc_mma_", ty, "(o[n], pa, gc_ld2(vr), gc_ld2(vr + 8));\n",
+      "        }\n      }\n    }\n", "    l0 += gc_shfl_xor(l0, 1);\n    l0 += gc_shfl_xor(l0, 2);\n",
+      "    l1 += gc_shfl_xor(l1, 1);\n    l1 += gc_shfl_xor(l1, 2);\n", "    if (r0 < ", sq, "LL) {\n",
+      "      unsigned short* yr = y + ", at("b", "h", "r0", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8,
+      "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)", to_half, "(o[n][0] / l0) | ((unsigned int)", to_half,
+      "(o[n][1] / l0) << 16));\n", "    }\n", "    if (r1 < ", sq, "LL) {\n", "      unsigned short* yr = y + ",
+      at("b", "h", "r1", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8, "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)",
+      to_half, "(o[n][2] / l1) | ((unsigned int)", to_half, "(o[n][3] / l1) << 16));\n", "    }\n  }\n");
+  GeneratedKernel kernel =
+      Finish(absl::StrCat("flash_attention_", DTypeName(dt)), body, dv,
+             absl::StrCat("flash attention on Tensor Cores (mma.sync m16n8k16 ", ty, ", fp32 accumulation): ", hq,
+                          " heads (", hk, " K/V heads), ", sq, "x", sk, " positions, head ", d, "/", dv, ", blocks of ",
+                          kRows, " queries, tiles of ", kt, " keys in shared memory, online softmax in fp32"),
+             static_cast<int>(kThreads));
+  kernel.threads_per_item = static_cast<int>(kThreads);
+  kernel.items = a->batch * hq * q_tiles;
+  return kernel;
 }
 
 GeneratedKernel ActivationKernel(DType dtype, const Epilogue& epi) {

@@ -32,12 +32,17 @@ struct GeneratedKernel {
   runtime::DeviceSource code;
   int64_t vector = 1;  // output elements per work item
   int block = 256;
-  int threads_per_item = 1;  // 32: one warp per item (a LayerNorm row)
+  int threads_per_item = 1;  // 32: one warp per item (a LayerNorm row); 128: a block per item (a tile)
+  // >= 0: the work items at the dims it was generated for (tiles of a flash-attention kernel);
+  // otherwise elements of output 0 / vector.
+  int64_t items = -1;
   std::string description;  // "max pool 3x3 stride 2x2 NHWC f16"
 };
 
 // The work items of `k` for a step whose output 0 has `elements` elements.
-inline int64_t WorkItems(const GeneratedKernel& k, int64_t elements) { return elements / k.vector; }
+inline int64_t WorkItems(const GeneratedKernel& k, int64_t elements) {
+  return k.items >= 0 ? k.items : elements / k.vector;
+}
 
 // A copy of a strided view of input 0 into output 0, with a cast between float storage types and
 // an optional activation: Transpose, Slice, Cast, Expand, Identity and the view ops when they must
@@ -58,6 +63,10 @@ std::optional<GeneratedKernel> LayerNormKernel(const runtime::KernelSpec& spec, 
 // Attention computed exactly in fp32 without Tensor Cores (the fp32 plans' kernel): one warp per
 // query row, Q, K and V read through their layouts' strides, online softmax.
 std::optional<GeneratedKernel> ExactAttentionKernel(const runtime::KernelSpec& spec, std::string* why_not);
+// Attention on Tensor Cores for fp16/bf16 (head sizes multiples of 16 up to 128): a flash-attention
+// kernel with mma.sync tiles for Q*K^T and P*V, an fp32 online softmax, no score matrix in memory;
+// Q, K and V read through their layouts' strides. A work item is a block of 64 queries of one head.
+std::optional<GeneratedKernel> FlashAttentionKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // ReduceMean over one contiguous block of axes.
 std::optional<GeneratedKernel> ReduceMeanKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // A separate activation over a [rows, n] tensor in place (after a GEMM whose epilogue cannot

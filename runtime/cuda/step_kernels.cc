@@ -37,7 +37,7 @@ class GeneratedStep : public CudaKernel {
                                                      why.empty() ? "" : absl::StrCat(" (", why, ")")));
     }
     batch_ = spec.batch;
-    items_ = ItemsAt(k_, spec);
+    items_ = ItemsAt(*again, spec);
     return 0;
   }
 

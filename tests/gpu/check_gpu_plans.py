@@ -1,6 +1,6 @@
-"""cuda plans of the ResNet fixtures run on a device, against ONNX Runtime (DESIGN.md tolerances).
+"""cuda plans of the ResNet and ViT fixtures run on a device, against ONNX Runtime (DESIGN.md tolerances).
 
-For every ResNet model directory given (a fixture: model.onnx and test_data_set_*):
+For every model directory given (a fixture: model.onnx and test_data_set_*):
   - fp32 plans: every stored data set within |err| <= 1e-5*max|ref| + 1e-4*|ref| (DESIGN.md's fp32
     tolerance; cuDNN and cuBLASLt run true fp32, no TF32);
   - fp16 and bf16 plans: cosine >= 0.999 and max|err| <= 5e-2*max|ref| on the stored data sets;
@@ -8,8 +8,7 @@ For every ResNet model directory given (a fixture: model.onnx and test_data_set_
     maximum, each against ONNX Runtime on the same inputs (fp32 at the fp32 tolerance), so every
     batch size's algorithm choice and CUDA graph is exercised;
   - no inf or NaN anywhere.
-ViT models are checked at fp32 only (their fp16/bf16 attention needs the Tensor Core kernels that are
-not built yet).
+(ViT fp16/bf16 plans run attention on the flash-attention kernel, fp32 plans on the exact one.)
 Exits 77 (skipped) with the reason where this machine has no CUDA device.
 Usage: check_gpu_plans.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import glob
@@ -65,7 +64,6 @@ def main():
     failed = checked = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
-            resnet = "resnet" in name or "resnext" in name
             case = os.path.join(models_dir, name)
             model_path = os.path.join(case, "model.onnx")
             model = onnx.load(model_path)
@@ -74,7 +72,7 @@ def main():
             dims = [d.dim_value if d.HasField("dim_value") else None for d in inp.type.tensor_type.shape.dim]
             dynamic = dims[0] is None
             session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
-            for prec in ("fp32", "fp16", "bf16") if resnet else ("fp32",):
+            for prec in ("fp32", "fp16", "bf16"):
                 plan = os.path.join(tmp, f"{name}_{prec}.gplan")
                 rc, out = run([gcomp, "compile", model_path, "-o", plan, "--target", "cuda", "--precision", prec,
                                "--level", "O3"] + (["--batch", str(MAX_BATCH)] if dynamic else []))

@@ -1,6 +1,6 @@
-"""cuda plans of the ResNet fixtures, built and checked on a machine without a GPU.
+"""cuda plans of the ResNet and ViT fixtures, built and checked on a machine without a GPU.
 
-For each ResNet model and precision (fp32, tf32, fp16, bf16):
+For each model and precision (fp32, tf32, fp16, bf16):
   - `gcomp compile --target cuda` twice, in two processes: the plan files are byte-identical;
   - `gcomp inspect PLAN`: every step runs on a kernel of the cuda table (FusedConv on the cuDNN conv
     graph, FusedGemm on cuBLASLt with its epilogue), the device bytes and the workspace bound are
@@ -9,8 +9,8 @@ For each ResNet model and precision (fp32, tf32, fp16, bf16):
     module's cubin holds SASS for its architecture and every function the steps launch.
 Where no CUDA device is present, `gcomp run PLAN` is refused with exit 2 and a message saying so
 (on a machine with a device, the gpu-labelled tests run the plans instead).
-ViT models are checked the same way at fp32 only: their fp16/bf16 attention needs the Tensor Core
-kernels that are not built yet (the fp32 plans use the exact attention kernel).
+Attention steps run on the exact kernel at fp32/tf32 and on the flash-attention kernel at
+fp16/bf16, whose SASS holds Tensor Core MMAs (HMMA) on both architectures.
 Usage: check_cuda_plans.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import os
 import re
@@ -56,6 +56,10 @@ def check_plan(gcomp, model, precision, tmp, cuobj):
             failures.append(f"FusedConv on {kernel}")
         if op == "FusedGemm" and not (kernel.startswith("cuda.cublaslt.gemm") and "epilogue" in reason):
             failures.append(f"FusedGemm on {kernel}: {reason}")
+        if op == "Attention":
+            want = "cuda.nvrtc.attention_exact" if precision in ("fp32", "tf32") else "cuda.nvrtc.flash_attention"
+            if kernel != want:
+                failures.append(f"Attention at {precision} on {kernel}, not {want}")
     if not re.search(r"device \(device, 256-byte aligned\): weights \d+ bytes .* workspace bound \d+ bytes", text):
         failures.append("inspect shows no device bytes / workspace bound")
     functions = re.findall(r"device function (\S+): (.*)$", text, re.M)
@@ -87,6 +91,10 @@ def check_plan(gcomp, model, precision, tmp, cuobj):
         found = set(re.findall(r"Function : (\S+)", sass.stdout))
         if names - found:
             failures.append(f"{arch} cubin lacks {sorted(names - found)}")
+        # Each function's SASS: the flash-attention kernels must use the Tensor Cores.
+        for fn, body in re.findall(r"Function : (\S+)\n(.*?)(?=\n\s*Function : |\Z)", sass.stdout, re.S):
+            if "flash_attention" in fn and not re.search(r"\bHMMA\.16816\.F32", body):
+                failures.append(f"{arch} {fn}: no HMMA.16816.F32 in its SASS")
         if not re.search(r"\b(LDG|STG)\.E", sass.stdout):
             failures.append(f"{arch} SASS has no global loads/stores")
     return failures, plans[0], len(steps), len(functions)
@@ -98,10 +106,9 @@ def main():
     failed = 0
     refused_checked = False
     for name in models:
-        resnet = "resnet" in name or "resnext" in name
         model = os.path.join(models_dir, name, "model.onnx")
         with tempfile.TemporaryDirectory() as tmp:
-            for precision in PRECISIONS if resnet else ["fp32"]:
+            for precision in PRECISIONS:
                 res = check_plan(gcomp, model, precision, tmp, cuobj)
                 if isinstance(res, list):
                     failures, steps, fns = res, 0, 0

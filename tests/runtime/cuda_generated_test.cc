@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -29,16 +30,39 @@ namespace {
 using runtime::KernelSpec;
 using runtime::Operand;
 
+// The host emulation: the generated functions compiled as host C++, run as real SIMT threads. A
+// block is `block` std::threads (one block at a time, so `__shared__` arrays can be statics);
+// __syncthreads is a block barrier; warp shuffles and mma.sync exchange registers through a
+// per-warp barrier. The emulated mma implements the m16n8k16 fragment layout of the PTX ISA
+// (groupID = lane / 4, threadID_in_group = lane % 4) independently of the kernels that use it.
 constexpr char kHostEmulation[] = R"(#include <math.h>
 #include <string.h>
 #include <immintrin.h>
+#include <barrier>
+#include <memory>
+#include <thread>
+#include <vector>
 #define GCOMP_HOST_EMULATION
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
+#define __shared__ static
 struct uint4 { unsigned int x, y, z, w; };
+struct gc_dim3 { unsigned int x = 0, y = 0, z = 0; };
+static thread_local gc_dim3 threadIdx, blockIdx;
+static gc_dim3 blockDim, gridDim;
+struct gc_warp_state { std::barrier<> bar{32}; unsigned int slot[32][8]; };
+struct gc_block_state {
+  explicit gc_block_state(int threads) : bar(threads), warps(new gc_warp_state[threads / 32]) {}
+  std::barrier<> bar;
+  std::unique_ptr<gc_warp_state[]> warps;
+};
+static thread_local gc_block_state* gc_block;
+static inline gc_warp_state& gc_warp() { return gc_block->warps[threadIdx.x / 32]; }
+static inline void __syncthreads() { gc_block->bar.arrive_and_wait(); }
 static inline float __uint_as_float(unsigned int u) { float f; memcpy(&f, &u, 4); return f; }
+static inline unsigned int __float_as_uint(float f) { unsigned int u; memcpy(&u, &f, 4); return u; }
 static inline float __int_as_float(int u) { float f; memcpy(&f, &u, 4); return f; }
 static inline float gc_h2f(unsigned short h) { return _cvtsh_ss(h); }
 static inline unsigned short gc_f2h(float f) { return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
@@ -49,13 +73,74 @@ static inline unsigned short gc_f2b(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);
   return (unsigned short)(u >> 16);
 }
-static inline long long gc_first() { return 0; }
-static inline long long gc_stride() { return 1; }
-#define GC_WARP 1
-static inline int gc_lane() { return 0; }
-static inline long long gc_warp_first() { return 0; }
-static inline long long gc_warp_stride() { return 1; }
-static inline float gc_warp_sum(float v) { return v; }
+static inline long long gc_first() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
+static inline long long gc_stride() { return (long long)gridDim.x * blockDim.x; }
+#define GC_WARP 32
+static inline int gc_lane() { return threadIdx.x & 31; }
+static inline long long gc_warp_first() { return gc_first() >> 5; }
+static inline long long gc_warp_stride() { return gc_stride() >> 5; }
+static inline float gc_shfl_xor(float v, int o) {
+  gc_warp_state& w = gc_warp();
+  w.slot[gc_lane()][0] = __float_as_uint(v);
+  w.bar.arrive_and_wait();
+  const float r = __uint_as_float(w.slot[gc_lane() ^ o][0]);
+  w.bar.arrive_and_wait();
+  return r;
+}
+static inline float gc_warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += gc_shfl_xor(v, o);
+  return v;
+}
+static inline unsigned int gc_ld2(const unsigned short* p) { unsigned int v; memcpy(&v, p, 4); return v; }
+static inline void gc_st2(unsigned short* p, unsigned int v) { memcpy(p, &v, 4); }
+template <float (*ToFloat)(unsigned short)>
+static void gc_mma(float* d, const unsigned int* a, unsigned int b0, unsigned int b1) {
+  gc_warp_state& w = gc_warp();
+  const int lane = gc_lane();
+  for (int i = 0; i < 4; ++i) w.slot[lane][i] = a[i];
+  w.slot[lane][4] = b0;
+  w.slot[lane][5] = b1;
+  w.bar.arrive_and_wait();
+  auto half = [&](int l, int reg, int k) { return ToFloat((unsigned short)(w.slot[l][reg] >> (16 * (k & 1)))); };
+  const int g = lane >> 2, t = lane & 3;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+    float acc = d[i];
+    for (int k = 0; k < 16; ++k) {
+      const float x = half((row % 8) * 4 + (k % 8) / 2, (row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0), k);
+      const float y = half(col * 4 + (k % 8) / 2, k >= 8 ? 5 : 4, k);
+      acc += x * y;
+    }
+    d[i] = acc;
+  }
+  w.bar.arrive_and_wait();
+}
+static inline void gc_mma_f16(float* d, const unsigned int* a, unsigned int b0, unsigned int b1) { gc_mma<gc_h2f>(d, a, b0, b1); }
+static inline void gc_mma_bf16(float* d, const unsigned int* a, unsigned int b0, unsigned int b1) { gc_mma<gc_b2f>(d, a, b0, b1); }
+)";
+
+// After the generated functions (it needs their GcompArgs): runs `fn` over a grid of `grid` blocks
+// of `block` threads, one block after another.
+constexpr char kHostLauncher[] = R"(
+extern "C" void gc_emulate(void (*fn)(GcompArgs), const GcompArgs* args, int grid, int block) {
+  gridDim.x = grid;
+  blockDim.x = block;
+  for (int b = 0; b < grid; ++b) {
+    gc_block_state state(block);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < block; ++t) {
+      threads.emplace_back([&, t] {
+        threadIdx.x = t;
+        blockIdx.x = b;
+        gc_block = &state;
+        fn(*args);
+        gc_warp().bar.arrive_and_drop();
+        state.bar.arrive_and_drop();
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+}
 )";
 
 struct Case {
@@ -65,6 +150,7 @@ struct Case {
   std::vector<Operand> inputs;  // constants: bytes in `constants`
   std::vector<std::vector<uint8_t>> constants;
   Operand output;
+  double tolerance = 0;  // relative; 0: the storage type's rounding
 };
 
 Operand Batched(DType t, std::vector<int64_t> dims) {
@@ -109,15 +195,26 @@ float ToFloat(DType t, const uint8_t* p) {
   return t == DType::kF16 ? HalfToFloat(h) : BFloat16ToFloat(h);
 }
 
+struct Args {
+  const void* in[4];
+  void* out[2];
+  long long batch;
+  long long total;
+};
+
 // Compiles the generated sources as host C++ and returns the loaded library.
 class HostModule {
  public:
   explicit HostModule(const std::vector<runtime::DeviceSource>& sources) {
-    dir_ = std::filesystem::temp_directory_path() / ("gcomp_emul_" + std::to_string(::getpid()));
+    // A fresh path per module: a library with thread-local state stays loaded after dlclose, and
+    // dlopen of the same path would return it again.
+    static int serial = 0;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gcomp_emul_" + std::to_string(::getpid()) + "_" + std::to_string(serial++));
     std::filesystem::create_directories(dir_);
     const std::string src = (dir_ / "kernels.cc").string(), lib = (dir_ / "kernels.so").string();
-    std::ofstream(src) << kHostEmulation << codegen::DeviceTranslationUnit(sources);
-    const std::string cmd = "c++ -std=c++17 -O1 -mf16c -shared -fPIC -w -o " + lib + " " + src + " 2> " +
+    std::ofstream(src) << kHostEmulation << codegen::DeviceTranslationUnit(sources) << kHostLauncher;
+    const std::string cmd = "c++ -std=c++20 -O1 -mf16c -pthread -shared -fPIC -w -o " + lib + " " + src + " 2> " +
                             (dir_ / "log.txt").string();
     if (std::system(cmd.c_str()) != 0) {
       std::ifstream log(dir_ / "log.txt");
@@ -132,8 +229,18 @@ class HostModule {
     std::filesystem::remove_all(dir_);
   }
   const std::string& error() const { return error_; }
-  using Fn = void (*)(runtime::DeviceSource*);  // placeholder type; cast below
   void* Find(const std::string& name) const { return handle_ ? dlsym(handle_, name.c_str()) : nullptr; }
+  // Runs kernel `k` as the executor launches it, on at most 3 blocks (so that the grid-stride
+  // loops take more than one turn).
+  bool Run(const GeneratedKernel& k, const Args& args) const {
+    void* fn = Find(k.code.name);
+    auto emulate = reinterpret_cast<void (*)(void*, const Args*, int, int)>(Find("gc_emulate"));
+    if (!fn || !emulate) return false;
+    const int64_t threads = args.total * k.threads_per_item;
+    const int grid = static_cast<int>(std::clamp<int64_t>((threads + k.block - 1) / k.block, 1, 3));
+    emulate(fn, &args, grid, k.block);
+    return true;
+  }
 
  private:
   std::filesystem::path dir_;
@@ -141,20 +248,15 @@ class HostModule {
   std::string error_;
 };
 
-struct Args {
-  const void* in[4];
-  void* out[2];
-  long long batch;
-  long long total;
-};
 
 constexpr int64_t kBatch = 2;  // every case's batch size (its batch-dependent dims are at it)
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   auto add = [&](std::string name, std::string op, Attributes attrs, std::vector<Operand> ins, Operand out,
-                 std::vector<std::vector<uint8_t>> constants = {}) {
-    cases.push_back({std::move(name), std::move(op), std::move(attrs), std::move(ins), std::move(constants), out});
+                 std::vector<std::vector<uint8_t>> constants = {}, double tolerance = 0) {
+    cases.push_back(
+        {std::move(name), std::move(op), std::move(attrs), std::move(ins), std::move(constants), out, tolerance});
   };
   {
     Attributes a;
@@ -251,6 +353,24 @@ std::vector<Case> Cases() {
     add("attention_4d_gqa", "Attention", gqa,
         {Batched(DType::kF32, {2, 4, 5, 40}), Batched(DType::kF32, {2, 2, 6, 40}), Batched(DType::kF32, {2, 2, 6, 36})},
         Batched(DType::kF32, {2, 4, 5, 36}));
+    // The Tensor Core kernel (emulated mma.sync): query and key counts off the 64-row and 64-key
+    // tiles, cross attention, grouped heads, head 128 (tiles of 32 keys), fp16 and bf16.
+    Attributes two;
+    two.Set("q_num_heads", int64_t{2});
+    two.Set("kv_num_heads", int64_t{2});
+    add("flash_attention_packed_f16", "Attention", two,
+        {Batched(DType::kF16, {2, 70, 64}), Batched(DType::kF16, {2, 75, 64}), Batched(DType::kF16, {2, 75, 64})},
+        Batched(DType::kF16, {2, 70, 64}), {}, 4e-3);
+    Attributes scaled;
+    scaled.Set("scale", 0.2f);
+    add("flash_attention_4d_gqa_bf16", "Attention", scaled,
+        {Batched(DType::kBF16, {2, 4, 20, 16}), Batched(DType::kBF16, {2, 2, 100, 16}),
+         Batched(DType::kBF16, {2, 2, 100, 32})},
+        Batched(DType::kBF16, {2, 4, 20, 32}), {}, 3e-2);
+    add("flash_attention_head128_f16", "Attention", {},
+        {Batched(DType::kF16, {2, 1, 17, 128}), Batched(DType::kF16, {2, 1, 40, 128}),
+         Batched(DType::kF16, {2, 1, 40, 128})},
+        Batched(DType::kF16, {2, 1, 17, 128}), {}, 4e-3);
   }
   {
     // [S, batch, E] -> [batch, S, E] (exporters' attention layouts): the batch axis in the middle.
@@ -322,21 +442,22 @@ TEST(CudaGeneratedTest, MatchesCpuKernelsWhenEmulatedOnTheHost) {
     std::vector<void*> outs = {want.data()};
     ASSERT_TRUE((*cpu_kernel)->Run(runtime::RunContext{}, ptrs, outs, {}).ok());
     // The generated function, on the host.
-    auto fn = reinterpret_cast<void (*)(Args)>(module.Find(kernels[i].code.name));
-    ASSERT_NE(fn, nullptr);
     Args args{};
     for (size_t k = 0; k < ptrs.size() && k < 4; ++k) args.in[k] = ptrs[k];
     args.out[0] = got.data();
     args.batch = kBatch;
     args.total = WorkItems(kernels[i], runtime::NumElements(c.output.dims));
-    fn(args);
+    ASSERT_TRUE(module.Run(kernels[i], args));
     EXPECT_EQ(got[out_bytes], 0xcd) << "wrote past the output";
     if (!runtime::IsStorageFloat(c.output.dtype)) {  // integers: exact
       EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.begin() + out_bytes), want);
       continue;
     }
     const size_t es = DTypeSize(c.output.dtype);
-    const double ulp = c.output.dtype == DType::kF32 ? 1e-6 : c.output.dtype == DType::kF16 ? 1e-3 : 8e-3;
+    const double ulp = c.tolerance > 0                     ? c.tolerance
+                       : c.output.dtype == DType::kF32 ? 1e-6
+                       : c.output.dtype == DType::kF16 ? 1e-3
+                                                       : 8e-3;
     int bad = 0;
     for (size_t e = 0; e < out_bytes / es && bad < 5; ++e) {
       const float g = ToFloat(c.output.dtype, got.data() + e * es), w = ToFloat(c.output.dtype, want.data() + e * es);
@@ -376,7 +497,7 @@ TEST(CudaGeneratedTest, Im2ColMatchesDirectLoopsGroupedAndNot) {
     args.out[0] = got.data();
     args.batch = n;
     args.total = static_cast<long long>(got.size());
-    reinterpret_cast<void (*)(Args)>(module.Find(k.code.name))(args);
+    ASSERT_TRUE(module.Run(k, args));
     size_t i = 0;
     for (int64_t b = 0; b < n; ++b)
       for (int64_t oh = 0; oh < g.ho; ++oh)
