@@ -152,6 +152,64 @@ TEST(CudaGemmDesc, ResNet50ShapesMapOntoAlignedTensorCoreCalls) {
   EXPECT_EQ(mapped, 52);
 }
 
+// ViT-B/16's GEMMs (197 tokens per image, hidden 768, MLP 3072) at batch 1, 64 and 256, bf16: the
+// packed QKV projection, the output projection and fc2 with the residual as beta*C, fc1 with the
+// tanh GELU in cuBLASLt's epilogue (the erf form is refused there: it runs as a generated kernel
+// after a BIAS-only GEMM), and the classifier on the class token.
+TEST(CudaGemmDesc, VitB16ShapesMapOntoAlignedTensorCoreCalls) {
+  struct Layer {
+    const char* name;
+    int64_t tokens_per_image, k, n;
+    bool residual;
+    Activation act;
+  };
+  const std::vector<Layer> layers = {{"qkv", 197, 768, 2304, false, Activation::kNone},
+                                     {"out_proj", 197, 768, 768, true, Activation::kNone},
+                                     {"fc1", 197, 768, 3072, false, Activation::kGeluTanh},
+                                     {"fc2", 197, 3072, 768, true, Activation::kNone},
+                                     {"head", 1, 768, 1000, false, Activation::kNone}};
+  int mapped = 0;
+  for (int64_t batch : {1, 64, 256}) {
+    for (const Layer& l : layers) {
+      SCOPED_TRACE(std::string(l.name) + " at batch " + std::to_string(batch));
+      RowMajorGemm g;
+      g.m = batch * l.tokens_per_image;
+      g.n = l.n;
+      g.k = l.k;
+      g.trans_b = true;  // PyTorch's Linear weights [out, in]
+      g.a_type = g.w_type = DType::kBF16;
+      g.bias = true;
+      g.residual = l.residual;
+      g.act = l.act;
+      absl::StatusOr<LtGemm> lt = MapGemm(g);
+      ASSERT_TRUE(lt.ok()) << lt.status();
+      EXPECT_EQ(lt->m, static_cast<uint64_t>(l.n));
+      EXPECT_EQ(lt->n, static_cast<uint64_t>(batch * l.tokens_per_image));
+      EXPECT_EQ(lt->k, static_cast<uint64_t>(l.k));
+      EXPECT_EQ(lt->transa, CUBLAS_OP_T);
+      EXPECT_EQ(lt->transb, CUBLAS_OP_N);
+      EXPECT_EQ(lt->lda, l.k);
+      EXPECT_EQ(lt->ldb, l.k);
+      EXPECT_EQ(lt->ldd, l.n);
+      EXPECT_EQ(lt->a_type, CUDA_R_16BF);
+      EXPECT_EQ(lt->d_type, CUDA_R_16BF);
+      EXPECT_EQ(lt->bias_type, CUDA_R_16BF);
+      EXPECT_EQ(lt->compute, CUBLAS_COMPUTE_32F);
+      EXPECT_EQ(lt->epilogue, l.act == Activation::kGeluTanh ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS);
+      EXPECT_EQ(lt->beta, l.residual ? 1.0f : 0.0f);
+      if (l.residual) EXPECT_EQ(lt->ldc, l.n);
+      EXPECT_TRUE(lt->aligned16) << lt->Describe();
+      if (l.act == Activation::kGeluTanh) {
+        RowMajorGemm erf = g;
+        erf.act = Activation::kGelu;
+        EXPECT_FALSE(MapGemm(erf).ok()) << "erf GELU has no exact cuBLASLt epilogue";
+      }
+      ++mapped;
+    }
+  }
+  EXPECT_EQ(mapped, 15);
+}
+
 TEST(CudaGemmDesc, TypesAndPrecisions) {
   RowMajorGemm g;
   g.m = 8, g.n = 16, g.k = 32;
