@@ -246,6 +246,8 @@ absl::Status CudaExecutor::Init() {
       k = CreateGemmKernel(ctx_, spec);
     } else if (id == kConvId) {
       k = CreateConvKernel(ctx_, spec);
+    } else if (id == kSdpaId) {
+      k = CreateSdpaKernel(ctx_, spec);
     } else {
       k = CreateGeneratedKernel(ctx_, spec);
     }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/cuda/conv_desc.h"
 #include "runtime/cuda/gemm_desc.h"
+#include "runtime/cuda/sdpa_desc.h"
 #include "runtime/op_geometry.h"
 
 namespace gcomp::cuda {
@@ -130,6 +131,34 @@ KernelEntry ConvEntry() {
     if (!p) return 0;
     return std::max(kCudnnWorkspace, Im2ColBytes(*p, p->n) + kCublasLtWorkspace);
   };
+  return e;
+}
+
+// fp16/bf16 attention on cuDNN's fused SDPA, with gcomp's flash-attention kernel compiled into the
+// plan for devices whose cuDNN declines the graph (its support check runs on the device only).
+KernelEntry SdpaEntry(std::vector<AttrSpec> params) {
+  KernelEntry e;
+  e.id = kSdpaId;
+  e.ops = {"Attention"};
+  e.params = std::move(params);
+  e.description = "cuDNN fused scaled-dot-product attention (fp16/bf16), gcomp's flash attention where cuDNN declines";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::string why;
+    std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, &why);
+    if (!a) return std::nullopt;
+    absl::StatusOr<SdpaDesc> d = MapSdpa(*a);
+    std::optional<GeneratedKernel> flash = FlashAttentionKernel(spec, &why);
+    if (!d.ok() || !flash) return std::nullopt;
+    return absl::StrCat(d->Describe(), "; where cuDNN's support check declines it on the device: ",
+                        flash->description);
+  };
+  e.device_sources = [](const KernelSpec& spec) -> absl::StatusOr<std::vector<runtime::DeviceSource>> {
+    std::string why;
+    std::optional<GeneratedKernel> flash = FlashAttentionKernel(spec, &why);
+    if (!flash) return absl::InternalError(absl::StrCat("no flash-attention kernel: ", why));
+    return std::vector<runtime::DeviceSource>{flash->code};
+  };
+  e.workspace_bound = [](const KernelSpec&) { return kCudnnWorkspace; };
   return e;
 }
 
@@ -267,6 +296,7 @@ const runtime::KernelTable& CudaKernelTable() {
                                                     {"scale", AttrType::kFloat},
                                                     {"softcap", AttrType::kFloat},
                                                     {"softmax_precision", AttrType::kInt}};
+    t.push_back(SdpaEntry(attention_params));
     t.push_back(GeneratedEntry(kFlashAttentionId, {"Attention"}, attention_params,
                                "generated flash attention for fp16/bf16: mma.sync Tensor Core tiles for Q*K^T and "
                                "P*V, fp32 online softmax, no score matrix in memory",

@@ -24,6 +24,7 @@ inline constexpr int64_t kCudnnWorkspace = int64_t{256} << 20;
 inline constexpr char kGemmId[] = "cuda.cublaslt.gemm";
 inline constexpr char kGemmActId[] = "cuda.cublaslt.gemm+act";
 inline constexpr char kConvId[] = "cuda.cudnn.conv_graph";
+inline constexpr char kSdpaId[] = "cuda.cudnn.sdpa";
 inline constexpr char kPoolId[] = "cuda.nvrtc.pool";
 inline constexpr char kReduceMeanId[] = "cuda.nvrtc.reduce_mean";
 inline constexpr char kLayerNormId[] = "cuda.nvrtc.layernorm";

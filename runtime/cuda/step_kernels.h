@@ -64,6 +64,7 @@ class CudaKernel : public runtime::Kernel {
 
 absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGemmKernel(const CudaContext& ctx, const runtime::KernelSpec& spec);
 absl::StatusOr<std::unique_ptr<CudaKernel>> CreateConvKernel(const CudaContext& ctx, const runtime::KernelSpec& spec);
+absl::StatusOr<std::unique_ptr<CudaKernel>> CreateSdpaKernel(const CudaContext& ctx, const runtime::KernelSpec& spec);
 absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGeneratedKernel(const CudaContext& ctx,
                                                                   const runtime::KernelSpec& spec);
 

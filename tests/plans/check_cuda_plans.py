@@ -9,8 +9,9 @@ For each model and precision (fp32, tf32, fp16, bf16):
     module's cubin holds SASS for its architecture and every function the steps launch.
 Where no CUDA device is present, `gcomp run PLAN` is refused with exit 2 and a message saying so
 (on a machine with a device, the gpu-labelled tests run the plans instead).
-Attention steps run on the exact kernel at fp32/tf32 and on the flash-attention kernel at
-fp16/bf16, whose SASS holds Tensor Core MMAs (HMMA) on both architectures.
+Attention steps run on the exact kernel at fp32/tf32 and on cuDNN's SDPA at fp16/bf16, with the
+flash-attention kernel compiled in as its fallback; that kernel's SASS holds Tensor Core MMAs
+(HMMA) on both architectures.
 Usage: check_cuda_plans.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import os
 import re
@@ -57,9 +58,11 @@ def check_plan(gcomp, model, precision, tmp, cuobj):
         if op == "FusedGemm" and not (kernel.startswith("cuda.cublaslt.gemm") and "epilogue" in reason):
             failures.append(f"FusedGemm on {kernel}: {reason}")
         if op == "Attention":
-            want = "cuda.nvrtc.attention_exact" if precision in ("fp32", "tf32") else "cuda.nvrtc.flash_attention"
+            want = "cuda.nvrtc.attention_exact" if precision in ("fp32", "tf32") else "cuda.cudnn.sdpa"
             if kernel != want:
                 failures.append(f"Attention at {precision} on {kernel}, not {want}")
+            if want == "cuda.cudnn.sdpa" and not ("cuDNN SDPA" in reason and "flash attention" in reason):
+                failures.append(f"Attention's decision does not name cuDNN SDPA and its flash fallback: {reason}")
     if not re.search(r"device \(device, 256-byte aligned\): weights \d+ bytes .* workspace bound \d+ bytes", text):
         failures.append("inspect shows no device bytes / workspace bound")
     functions = re.findall(r"device function (\S+): (.*)$", text, re.M)
