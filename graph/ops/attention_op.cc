@@ -2,6 +2,8 @@
 // 4-D ([B, H, S, D]) inputs, grouped-query heads, bool/float masks, is_causal, and a past K/V
 // cache (present outputs are the concatenations). The optional qk_matmul_output follows
 // qk_matmul_output_mode: 0 raw scaled QK, 1 after the bias, 2 after softcap, 3 after softmax.
+// gcomp extends it with a strided 3-D form (attribute qkv_layout, below) that reads the heads of
+// Q, K and V in place from wider rows, batch-first or sequence-first.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,14 +20,26 @@ using ops::WriteF32;
 enum Input { kQ = 0, kK, kV, kMask, kPastKey, kPastValue };
 enum Output { kY = 0, kPresentKey, kPresentValue, kQkOutput };
 
-// Where element (b, h, s, d) of a Q/K/V-like tensor lives: 3-D [B, S, H*D] or 4-D [B, H, S, D].
+// Where element (b, h, s, d) of a Q/K/V-like tensor lives: 3-D rows of `width` elements whose
+// heads start at column `offset` ([B, S, W], or [S, B, W] when seq_first), or 4-D [B, H, S, D].
+// ONNX's 3-D form is width H*D, offset 0, batch first.
 struct HeadLayout {
   bool packed;
   int64_t heads, seq, head_size;
+  int64_t width = 0, offset = 0, batch = 0;
+  bool seq_first = false;
   int64_t Index(int64_t b, int64_t h, int64_t s, int64_t d) const {
-    return packed ? ((b * seq + s) * heads + h) * head_size + d : ((b * heads + h) * seq + s) * head_size + d;
+    if (!packed) return ((b * heads + h) * seq + s) * head_size + d;
+    const int64_t row = seq_first ? s * batch + b : b * seq + s;
+    return row * width + offset + h * head_size + d;
   }
 };
+
+// gcomp's strided form of Attention (attribute qkv_layout, set by fold-attention-layout): Q, K and
+// V are 3-D row-major [B, S, W] ("BSW") or [S, B, W] ("SBW") tensors whose heads sit side by side
+// from column q_offset / k_offset / v_offset, head_size / v_head_size wide (one packed QKV
+// projection output can be all three); Y is [B, S, Hq*Dv] or [S, B, Hq*Dv].
+constexpr const char* kLayoutAttr = "qkv_layout";
 
 // Symbolic dims of the op, resolved from either input form.
 struct AttentionDims {
@@ -53,6 +67,56 @@ absl::Status ExpectDim(const InferContext& ctx, size_t i, size_t axis, const Dim
   return absl::OkStatus();
 }
 
+absl::StatusOr<AttentionDims> ResolveStridedDims(const InferContext& ctx) {
+  const Attributes& a = ctx.attrs();
+  const std::string layout = a.GetString(kLayoutAttr, "");
+  if (layout != "BSW" && layout != "SBW") {
+    return ctx.Error("attribute '", kLayoutAttr, "' is '", layout, "', expected BSW or SBW");
+  }
+  const bool seq_first = layout == "SBW";
+  for (size_t i : {kMask, kPastKey, kPastValue}) {
+    if (ctx.has(i)) return ctx.Error("the ", layout, " form takes no mask or past key/value (", ctx.InputName(i), ")");
+  }
+  for (const char* name : {"q_num_heads", "kv_num_heads", "head_size", "v_head_size"}) {
+    if (!a.Has(name) || a.GetInt(name, 0) < 1) {
+      return ctx.Error("the ", layout, " form needs attribute '", name, "' >= 1");
+    }
+  }
+  AttentionDims d;
+  const int64_t qh = a.GetInt("q_num_heads", 0), kvh = a.GetInt("kv_num_heads", 0);
+  const int64_t hs = a.GetInt("head_size", 0), vhs = a.GetInt("v_head_size", 0);
+  if (qh % kvh != 0) return ctx.Error("q_num_heads ", qh, " is not a multiple of kv_num_heads ", kvh);
+  d.q_heads = qh;
+  d.kv_heads = kvh;
+  d.head_size = hs;
+  d.v_head_size = vhs;
+  const size_t b_axis = seq_first ? 1 : 0, s_axis = seq_first ? 0 : 1;
+  struct Operand {
+    size_t input;
+    const char* offset;
+    int64_t heads, size;
+  };
+  for (const Operand& o : {Operand{kQ, "q_offset", qh, hs}, Operand{kK, "k_offset", kvh, hs},
+                           Operand{kV, "v_offset", kvh, vhs}}) {
+    RETURN_IF_ERROR(ops::ExpectRank(ctx, o.input, 3));
+    const int64_t offset = a.GetInt(o.offset, 0);
+    const Dim& width = ctx.in(o.input).shape[2];
+    if (offset < 0 || (width.IsConst() && offset + o.heads * o.size > *width.ConstValue())) {
+      return ctx.Error(ctx.InputName(o.input), " has rows of ", width.ToString(), ", expected ", o.offset, " ", offset,
+                       " + ", o.heads, " heads of ", o.size, " to fit");
+    }
+    if (!width.IsConst()) return ctx.Error(ctx.InputName(o.input), " has rows of unknown width");
+  }
+  d.batch = ctx.in(kQ).shape[b_axis];
+  d.q_seq = ctx.in(kQ).shape[s_axis];
+  d.kv_seq = ctx.in(kK).shape[s_axis];
+  for (size_t i : {kK, kV}) RETURN_IF_ERROR(ExpectDim(ctx, i, b_axis, d.batch, "batch size"));
+  RETURN_IF_ERROR(ExpectDim(ctx, kV, s_axis, d.kv_seq, "sequence length"));
+  d.past_seq = 0;
+  d.total_seq = d.kv_seq;
+  return d;
+}
+
 absl::StatusOr<AttentionDims> ResolveDims(const InferContext& ctx) {
   const Attributes& a = ctx.attrs();
   for (const char* name : {"q_num_heads", "kv_num_heads"}) {
@@ -60,6 +124,7 @@ absl::StatusOr<AttentionDims> ResolveDims(const InferContext& ctx) {
       return ctx.Error("attribute '", name, "' is ", a.GetInt(name, 0), ", expected >= 1");
     }
   }
+  if (a.Has(kLayoutAttr)) return ResolveStridedDims(ctx);
   const int64_t rank = ctx.rank(kQ);
   if (rank != 3 && rank != 4) return ctx.Error(ctx.InputName(kQ), " has rank ", rank, ", expected 3 or 4");
   RETURN_IF_ERROR(ops::ExpectRank(ctx, kK, rank));
@@ -181,7 +246,10 @@ absl::StatusOr<std::vector<OutputInfo>> AttentionShape(const InferContext& ctx) 
     }
   }
   Shape y;
-  if (ctx.rank(kQ) == 3) {
+  if (ctx.attrs().GetString(kLayoutAttr, "") == "SBW") {
+    ASSIGN_OR_RETURN(Dim hidden, Dim::Mul(d.q_heads, d.v_head_size));
+    y = {d.q_seq, d.batch, hidden};
+  } else if (ctx.rank(kQ) == 3) {
     ASSIGN_OR_RETURN(Dim hidden, Dim::Mul(d.q_heads, d.v_head_size));
     y = {d.batch, d.q_seq, hidden};
   } else {
@@ -205,21 +273,31 @@ absl::Status AttentionKernel(KernelContext& k) {
   const Tensor& kt = *k.in(kK);
   const Tensor& vt = *k.in(kV);
   const bool packed = qt.rank() == 3;
-  const int64_t batch = qt.dims()[0];
+  const bool strided = a.Has(kLayoutAttr), seq_first = a.GetString(kLayoutAttr, "") == "SBW";
+  const int64_t batch = qt.dims()[seq_first ? 1 : 0];
   const int64_t q_heads = packed ? a.GetInt("q_num_heads", 1) : qt.dims()[1];
   const int64_t kv_heads = packed ? a.GetInt("kv_num_heads", 1) : kt.dims()[1];
-  const int64_t q_seq = qt.dims()[packed ? 1 : 2], kv_seq = kt.dims()[packed ? 1 : 2];
-  const int64_t head_size = packed ? qt.dims()[2] / q_heads : qt.dims()[3];
-  const int64_t v_head_size = packed ? vt.dims()[2] / kv_heads : vt.dims()[3];
+  const int64_t q_seq = qt.dims()[packed && !seq_first ? 1 : seq_first ? 0 : 2];
+  const int64_t kv_seq = kt.dims()[packed && !seq_first ? 1 : seq_first ? 0 : 2];
+  const int64_t head_size = strided ? a.GetInt("head_size", 1) : packed ? qt.dims()[2] / q_heads : qt.dims()[3];
+  const int64_t v_head_size = strided ? a.GetInt("v_head_size", 1) : packed ? vt.dims()[2] / kv_heads : vt.dims()[3];
   const Tensor* past_key = k.in(kPastKey);
   const Tensor* past_value = k.in(kPastValue);
   const int64_t past_seq = past_key ? past_key->dims()[2] : 0;
   const int64_t total = past_seq + kv_seq;
   const int64_t group = q_heads / kv_heads;
-  const HeadLayout lq{packed, q_heads, q_seq, head_size};
-  const HeadLayout lk{packed, kv_heads, kv_seq, head_size};
-  const HeadLayout lv{packed, kv_heads, kv_seq, v_head_size};
-  const HeadLayout ly{packed, q_heads, q_seq, v_head_size};
+  auto layout = [&](const Tensor* t, int64_t heads, int64_t seq, int64_t size, const char* offset) {
+    HeadLayout l{packed, heads, seq, size};
+    l.width = t ? t->dims()[2] : heads * size;
+    l.offset = a.GetInt(offset, 0);
+    l.batch = batch;
+    l.seq_first = seq_first;
+    return l;
+  };
+  const HeadLayout lq = layout(&qt, q_heads, q_seq, head_size, "q_offset");
+  const HeadLayout lk = layout(&kt, kv_heads, kv_seq, head_size, "k_offset");
+  const HeadLayout lv = layout(&vt, kv_heads, kv_seq, v_head_size, "v_offset");
+  const HeadLayout ly = layout(nullptr, q_heads, q_seq, v_head_size, "");
 
   // present_key / present_value: [B, Hkv, total, D], past first.
   std::vector<float> q = ReadF32(qt), kin = ReadF32(kt), vin = ReadF32(vt);
@@ -318,7 +396,10 @@ void RegisterAttentionOp(OpTableBuilder& t) {
   d.attrs = {{"is_causal", AttrType::kInt},        {"kv_num_heads", AttrType::kInt},
              {"q_num_heads", AttrType::kInt},      {"qk_matmul_output_mode", AttrType::kInt},
              {"scale", AttrType::kFloat},          {"softcap", AttrType::kFloat},
-             {"softmax_precision", AttrType::kInt}};
+             {"softmax_precision", AttrType::kInt}, {kLayoutAttr, AttrType::kString},
+             {"head_size", AttrType::kInt},        {"v_head_size", AttrType::kInt},
+             {"q_offset", AttrType::kInt},         {"k_offset", AttrType::kInt},
+             {"v_offset", AttrType::kInt}};
   d.shape = AttentionShape;
   d.kernel = AttentionKernel;
   t.Add(std::move(d));

@@ -1164,6 +1164,77 @@ TEST(NnAttentionTest, HandComputed) {
   ExpectValues(y, {1, 1, 1, 2}, {p0 * 1 + p1 * 3, p0 * 2 + p1 * 4});
 }
 
+// The strided form reads the heads of a packed QKV projection in place: the same values as ONNX
+// Attention on Q, K and V cut out of it (sequence-first [S, B, 3E] and batch-first [B, S, W] rows,
+// grouped K/V heads, a K/V width other than Q's).
+TEST(NnAttentionTest, StridedFormEqualsAttentionOnTheCutOutHeads) {
+  for (bool seq_first : {true, false}) {
+    SCOPED_TRACE(seq_first ? "SBW" : "BSW");
+    const int64_t batch = 2, seq = 5, heads = 4, kv_heads = 2, d = 3, dv = 2;
+    // Columns: 1 unused, Q (4 heads of 3), K (2 of 3), V (2 of 2), 2 unused.
+    const int64_t width = 1 + heads * d + kv_heads * d + kv_heads * dv + 2;
+    const int64_t q_off = 1, k_off = q_off + heads * d, v_off = k_off + kv_heads * d;
+    const std::vector<int64_t> dims = seq_first ? std::vector<int64_t>{seq, batch, width}
+                                                : std::vector<int64_t>{batch, seq, width};
+    const Tensor x = Pat(dims, 5, 1, 23);
+    // The cut-out operands in ONNX's 3-D form [B, S, H*D].
+    auto cut = [&](int64_t offset, int64_t cols) {
+      std::vector<float> v;
+      for (int64_t b = 0; b < batch; ++b) {
+        for (int64_t t = 0; t < seq; ++t) {
+          const int64_t row = seq_first ? t * batch + b : b * seq + t;
+          for (int64_t c = 0; c < cols; ++c) v.push_back(x.GetF32(row * width + offset + c));
+        }
+      }
+      return F32({batch, seq, cols}, v);
+    };
+    const Tensor want = Run1("Attention", {{"Q", cut(q_off, heads * d)}, {"K", cut(k_off, kv_heads * d)},
+                                           {"V", cut(v_off, kv_heads * dv)}},
+                             Attrs({{"q_num_heads", heads}, {"kv_num_heads", kv_heads}, {"scale", 0.4f}}));
+    const Tensor got = Run1("Attention", {{"Q", x}, {"K", x}, {"V", x}},
+                            Attrs({{"qkv_layout", std::string(seq_first ? "SBW" : "BSW")},
+                                   {"q_num_heads", heads},
+                                   {"kv_num_heads", kv_heads},
+                                   {"head_size", d},
+                                   {"v_head_size", dv},
+                                   {"q_offset", q_off},
+                                   {"k_offset", k_off},
+                                   {"v_offset", v_off},
+                                   {"scale", 0.4f}}));
+    // Y in the same layout: [S, B, Hq*Dv] or [B, S, Hq*Dv].
+    std::vector<float> expected;
+    for (int64_t i = 0; i < batch * seq; ++i) {
+      const int64_t b = seq_first ? i % batch : i / seq, t = seq_first ? i / batch : i % seq;
+      for (int64_t c = 0; c < heads * dv; ++c) expected.push_back(want.GetF32((b * seq + t) * heads * dv + c));
+    }
+    ExpectValues(got, seq_first ? std::vector<int64_t>{seq, batch, heads * dv} : std::vector<int64_t>{batch, seq, heads * dv},
+                 expected, 1e-6f, 1e-7f);
+  }
+}
+
+TEST(NnAttentionTest, StridedFormErrors) {
+  const OpInput q{"Q", Pat({5, 2, 20})}, k{"K", Pat({5, 2, 20})}, v{"V", Pat({5, 2, 20})};
+  Attributes a = Attrs({{"qkv_layout", std::string("SBW")},
+                        {"q_num_heads", int64_t{2}},
+                        {"kv_num_heads", int64_t{2}},
+                        {"head_size", int64_t{4}},
+                        {"v_head_size", int64_t{4}},
+                        {"k_offset", int64_t{8}},
+                        {"v_offset", int64_t{16}}});
+  EXPECT_TRUE(Contains(ErrorOf("Attention", {q, k, v}, a), "has rows of 20, expected v_offset 16 + 2 heads of 4 to fit"));
+  Attributes bad = a;
+  bad.Set("qkv_layout", std::string("BHSD"));
+  EXPECT_TRUE(Contains(ErrorOf("Attention", {q, k, v}, bad), "attribute 'qkv_layout' is 'BHSD', expected BSW or SBW"));
+  Attributes no_size = a;
+  no_size.Set("v_offset", int64_t{12});
+  no_size.Set("head_size", int64_t{0});
+  EXPECT_TRUE(Contains(ErrorOf("Attention", {q, k, v}, no_size), "needs attribute 'head_size' >= 1"));
+  Attributes fits = a;
+  fits.Set("v_offset", int64_t{12});
+  EXPECT_EQ(ErrorOf("Attention", {q, k, v}, fits), "OK");
+  EXPECT_TRUE(Contains(ErrorOf("Attention", {q, k, v, {"M", Pat({5, 5})}}, fits), "takes no mask or past key/value"));
+}
+
 TEST(NnAttentionTest, CausalWithBoolMaskMatchesOnnxRuntime) {
   std::vector<int> mask(30, 1);
   mask[5] = mask[17] = mask[26] = 0;
