@@ -1,10 +1,13 @@
 #include "runtime/op_geometry.h"
 
+#include <tuple>
+
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "core/slice.h"
 
 namespace gcomp::runtime {
@@ -280,6 +283,24 @@ std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
   return s;
 }
 
+std::string DescribeStridedAttention(const AttentionShape& a) {
+  if (!a.packed) return "";
+  const char* rows = a.seq_first ? "[S,B," : "[B,S,";
+  const bool one = a.q.width == a.k.width && a.k.width == a.v.width;
+  return absl::StrCat(", Q/K/V read in place from ", rows,
+                      one ? absl::StrCat(a.q.width) : absl::StrCat(a.q.width, "/", a.k.width, "/", a.v.width),
+                      "] rows at columns ", a.q.offset, "/", a.k.offset, "/", a.v.offset, ", Y as ", rows, a.y.width,
+                      "]");
+}
+
+std::vector<AttrSpec> AttentionParamSpecs() {
+  return {{"is_causal", AttrType::kInt},    {"kv_num_heads", AttrType::kInt}, {"q_num_heads", AttrType::kInt},
+          {"qk_matmul_output_mode", AttrType::kInt}, {"scale", AttrType::kFloat}, {"softcap", AttrType::kFloat},
+          {"softmax_precision", AttrType::kInt}, {"qkv_layout", AttrType::kString}, {"head_size", AttrType::kInt},
+          {"v_head_size", AttrType::kInt}, {"q_offset", AttrType::kInt}, {"k_offset", AttrType::kInt},
+          {"v_offset", AttrType::kInt}};
+}
+
 std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::string* why_not) {
   if (!spec.params) {
     *why_not = "no attributes";
@@ -311,7 +332,34 @@ std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::stri
   s.k_type = k.dtype;
   s.v_type = v.dtype;
   s.y_type = y.dtype;
-  if (q.dims.size() == 3) {
+  if (a.Has("qkv_layout")) {
+    // The strided form: every operand [B, S, W] or [S, B, W], the heads from a column offset.
+    const std::string layout = a.GetString("qkv_layout", "");
+    if ((layout != "BSW" && layout != "SBW") || q.dims.size() != 3) return fail("qkv_layout");
+    s.packed = true;
+    s.seq_first = layout == "SBW";
+    const size_t b_axis = s.seq_first ? 1 : 0, s_axis = s.seq_first ? 0 : 1;
+    s.q_heads = a.GetInt("q_num_heads", 0);
+    s.kv_heads = a.GetInt("kv_num_heads", 0);
+    s.head = a.GetInt("head_size", 0);
+    s.v_head = a.GetInt("v_head_size", 0);
+    if (s.q_heads < 1 || s.kv_heads < 1 || s.head < 1 || s.v_head < 1) return fail("heads");
+    s.batch = q.dims[b_axis];
+    s.q_seq = q.dims[s_axis];
+    s.kv_seq = k.dims[s_axis];
+    s.q = {q.dims[2], a.GetInt("q_offset", 0)};
+    s.k = {k.dims[2], a.GetInt("k_offset", 0)};
+    s.v = {v.dims[2], a.GetInt("v_offset", 0)};
+    s.y = {s.q_heads * s.v_head, 0};
+    for (const auto& [rows, heads, size] : {std::tuple{s.q, s.q_heads, s.head}, std::tuple{s.k, s.kv_heads, s.head},
+                                            std::tuple{s.v, s.kv_heads, s.v_head}}) {
+      if (rows.offset < 0 || rows.offset + heads * size > rows.width) return fail("heads outside the rows");
+    }
+    if (k.dims[b_axis] != s.batch || v.dims[b_axis] != s.batch || v.dims[s_axis] != s.kv_seq) return fail("shapes");
+    const std::vector<int64_t> want_y = s.seq_first ? std::vector<int64_t>{s.q_seq, s.batch, s.y.width}
+                                                    : std::vector<int64_t>{s.batch, s.q_seq, s.y.width};
+    if (y.dims != want_y) return fail("shapes");
+  } else if (q.dims.size() == 3) {
     s.packed = true;
     s.q_heads = a.GetInt("q_num_heads", 0);
     s.kv_heads = a.GetInt("kv_num_heads", 0);
@@ -326,6 +374,10 @@ std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::stri
     if (v.dims[1] != s.kv_seq || y.dims != std::vector<int64_t>{s.batch, s.q_seq, s.q_heads * s.v_head}) {
       return fail("shapes");
     }
+    s.q = {q.dims[2], 0};
+    s.k = {k.dims[2], 0};
+    s.v = {v.dims[2], 0};
+    s.y = {y.dims[2], 0};
   } else if (q.dims.size() == 4) {
     s.batch = q.dims[0];
     s.q_heads = q.dims[1];
@@ -341,7 +393,7 @@ std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::stri
   } else {
     return fail("rank");
   }
-  if (k.dims[0] != s.batch || v.dims[0] != s.batch) return fail("batch");
+  if (!s.seq_first && (k.dims[0] != s.batch || v.dims[0] != s.batch)) return fail("batch");
   if (s.kv_heads < 1 || s.q_heads % s.kv_heads != 0) return fail("heads");
   if (s.head < 1 || s.v_head < 1 || s.kv_seq < 1) return fail("empty");
   s.scale =

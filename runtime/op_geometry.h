@@ -66,12 +66,31 @@ std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec);
 
 // ONNX Attention Y = softmax(scale * Q K^T) V for 3-D [B, S, H*D] (`packed`) or 4-D [B, H, S, D]
 // inputs, grouped-query heads included; no mask, causal, past K/V or softcap (`why_not` says which).
+// Packed operands are rows of `width` elements with the heads side by side from column `offset`,
+// [B, S, width] or, `seq_first`, [S, B, width]: ONNX's 3-D form (width H*D, offset 0, batch first)
+// and gcomp's strided form (qkv_layout BSW/SBW), which reads Q, K and V in place.
 struct AttentionShape {
   bool packed = false;
+  bool seq_first = false;
   int64_t batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, head = 0, v_head = 0;
+  struct Rows {
+    int64_t width = 0, offset = 0;
+  };
+  Rows q, k, v, y;  // packed only
   float scale = 1.0f;
   DType q_type = DType::kF32, k_type = DType::kF32, v_type = DType::kF32, y_type = DType::kF32;
+  // Element offset of (b, head h, position s, 0) in an operand with `heads` heads of `size`
+  // elements over `seq` positions laid out as `rows`.
+  int64_t Offset(const Rows& rows, int64_t b, int64_t h, int64_t s, int64_t heads, int64_t seq, int64_t size) const {
+    if (!packed) return ((b * heads + h) * seq + s) * size;
+    return (seq_first ? s * batch + b : b * seq + s) * rows.width + rows.offset + h * size;
+  }
 };
 std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::string* why_not);
+// ", Q/K/V read in place from [S,B,2304] rows at columns 0/768/1536, Y as [S,B,768]" for the strided
+// form ("" otherwise).
+std::string DescribeStridedAttention(const AttentionShape& a);
+// The parameter blob of the attention entries: ONNX Attention's attributes and the strided form's.
+std::vector<AttrSpec> AttentionParamSpecs();
 
 }  // namespace gcomp::runtime

@@ -289,13 +289,7 @@ const runtime::KernelTable& CudaKernelTable() {
                                 {"count_include_pad", AttrType::kInt},
                                 {"storage_order", AttrType::kInt}},
                                "generated 2-D max/average pooling, NHWC or NCHW"));
-    const std::vector<AttrSpec> attention_params = {{"is_causal", AttrType::kInt},
-                                                    {"kv_num_heads", AttrType::kInt},
-                                                    {"q_num_heads", AttrType::kInt},
-                                                    {"qk_matmul_output_mode", AttrType::kInt},
-                                                    {"scale", AttrType::kFloat},
-                                                    {"softcap", AttrType::kFloat},
-                                                    {"softmax_precision", AttrType::kInt}};
+    const std::vector<AttrSpec> attention_params = runtime::AttentionParamSpecs();
     t.push_back(SdpaEntry(attention_params));
     t.push_back(GeneratedEntry(kFlashAttentionId, {"Attention"}, attention_params,
                                "generated flash attention for fp16/bf16: mma.sync Tensor Core tiles for Q*K^T and "

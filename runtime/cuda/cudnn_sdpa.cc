@@ -81,6 +81,8 @@ class SdpaStep : public CudaKernel {
       ASSIGN_OR_RETURN(SdpaDesc d, MapSdpa(*a));
       absl::StatusOr<SdpaGraph> g = BuildSdpa(ctx_.dnn, d);
       pb.items = flash->items;
+      pb.desc = d;
+      pb.element_size = static_cast<int64_t>(DTypeSize(d.io_type));
       if (g.ok()) {
         pb.graph = *std::move(g);
         pb.cudnn = true;
@@ -101,8 +103,13 @@ class SdpaStep : public CudaKernel {
     if (!current_) return absl::InternalError("attention run before Reshape");
     if (!current_->cudnn) return LaunchGenerated(ctx_, flash_, flash_fn_, batch_, current_->items, in, out);
     const SdpaGraph& g = current_->graph;
+    auto at = [&](const void* p, int64_t offset) {
+      return static_cast<void*>(const_cast<uint8_t*>(static_cast<const uint8_t*>(p)) + offset * current_->element_size);
+    };
     std::unordered_map<std::shared_ptr<fe::graph::Tensor_attributes>, void*> pack = {
-        {g.q, const_cast<void*>(in[0])}, {g.k, const_cast<void*>(in[1])}, {g.v, const_cast<void*>(in[2])},
+        {g.q, at(in[0], current_->desc.q_offset)},
+        {g.k, at(in[1], current_->desc.k_offset)},
+        {g.v, at(in[2], current_->desc.v_offset)},
         {g.o, out[0]}};
     return FeOk(g.graph->execute(ctx_.dnn, pack, workspace.data()), "execute");
   }
@@ -112,6 +119,8 @@ class SdpaStep : public CudaKernel {
  private:
   struct PerBatch {
     SdpaGraph graph;
+    SdpaDesc desc;
+    int64_t element_size = 2;
     bool cudnn = false;
     int64_t items = 0;
     std::string algorithm;

@@ -268,23 +268,34 @@ std::optional<Epilogue> UnaryActivation(const KernelSpec& spec) {
   return e;
 }
 
-// Generated code for the element offset of (b, head, position, 0) in an attention operand:
-// packed [B, S, H*D] or [B, H, S, D].
-std::string AttentionOffset(const runtime::AttentionShape& a, const char* b, const char* h, const char* pos,
-                            int64_t heads, int64_t seq, int64_t width) {
-  return a.packed ? absl::StrCat("((", b, " * ", seq, "LL + ", pos, ") * ", heads, "LL + ", h, ") * ", width, "LL")
-                  : absl::StrCat("((", b, " * ", heads, "LL + ", h, ") * ", seq, "LL + ", pos, ") * ", width, "LL");
+// Generated code for the element offset of (b, head, position, 0) in an attention operand laid out
+// as `rows` (runtime::AttentionShape::Offset): [B, H, S, D], or rows of `rows.width` from column
+// `rows.offset`, batch first or (seq_first) sequence first, where `batches` is the code of the
+// batch count (it may depend on the run's batch size).
+std::string AttentionOffset(const runtime::AttentionShape& a, const runtime::AttentionShape::Rows& rows,
+                            const std::string& batches, const char* b, const char* h, const char* pos, int64_t heads,
+                            int64_t seq, int64_t width) {
+  if (!a.packed) {
+    return absl::StrCat("((", b, " * ", heads, "LL + ", h, ") * ", seq, "LL + ", pos, ") * ", width, "LL");
+  }
+  const std::string row = a.seq_first ? absl::StrCat(pos, " * ", batches, " + ", b)
+                                      : absl::StrCat(b, " * ", seq, "LL + ", pos);
+  return absl::StrCat("((", row, ") * ", rows.width, "LL + ", rows.offset, "LL + ", h, " * ", width, "LL)");
 }
 
-// Attention's dims other than the leading batch are compiled in.
-bool AttentionDimsFixed(const KernelSpec& spec, std::string* why_not) {
+// Attention's dims other than the batch axis are compiled in; the code of the batch count.
+std::optional<std::string> AttentionBatches(const KernelSpec& spec, const runtime::AttentionShape& a,
+                                            std::string* why_not) {
+  const size_t batch_axis = a.seq_first ? 1 : 0;
   for (const Operand* o : {&spec.inputs[0], &spec.inputs[1], &spec.inputs[2], &spec.outputs[0]}) {
-    if (AnyScales(*o, 1, o->dims.size())) {
-      *why_not = "a sequence or head dim depends on the batch";
-      return false;
+    for (size_t k = 0; k < o->dims.size(); ++k) {
+      if (k != batch_axis && AnyScales(*o, k, k + 1)) {
+        *why_not = "a sequence or head dim depends on the batch";
+        return std::nullopt;
+      }
     }
   }
-  return true;
+  return LinDims(spec.inputs[0], spec.batch)[batch_axis].Code();
 }
 
 }  // namespace
@@ -753,11 +764,14 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
 
 std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std::string* why_not) {
   std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
-  if (!a || !AttentionDimsFixed(spec, why_not)) return std::nullopt;
+  if (!a) return std::nullopt;
+  const std::optional<std::string> batches = AttentionBatches(spec, *a, why_not);
+  if (!batches) return std::nullopt;
   const int64_t hq = a->q_heads, hk = a->kv_heads, sq = a->q_seq, sk = a->kv_seq, d = a->head, dv = a->v_head;
   const int64_t group = hq / hk;
-  auto at = [&](const char* b, const char* h, const char* pos, int64_t heads, int64_t seq, int64_t width) {
-    return AttentionOffset(*a, b, h, pos, heads, seq, width);
+  auto at = [&](const runtime::AttentionShape::Rows& rows, const char* b, const char* h, const char* pos,
+                int64_t heads, int64_t seq, int64_t width) {
+    return AttentionOffset(*a, rows, *batches, b, h, pos, heads, seq, width);
   };
   const std::string qt = StorageType(a->q_type), kt = StorageType(a->k_type), vt = StorageType(a->v_type),
                     yt = StorageType(a->y_type);
@@ -776,17 +790,17 @@ std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std:
                     hq * sq, "LL;\n");
   }
   absl::StrAppend(
-      &body, "    const long long hk = h / ", group, "LL;\n", "    const ", qt, "* qr = q + ", at("b", "h", "s", hq, sq, d),
+      &body, "    const long long hk = h / ", group, "LL;\n", "    const ", qt, "* qr = q + ", at(a->q, "b", "h", "s", hq, sq, d),
       ";\n", "    float m = -__int_as_float(0x7f800000), l = 0.0f;\n", "    float acc[(", dv, " + GC_WARP - 1) / GC_WARP];\n",
       "    for (int t = 0; t < NV; ++t) acc[t] = 0.0f;\n", "    for (long long j = 0; j < ", sk, "LL; ++j) {\n",
-      "      const ", kt, "* kr = k + ", at("b", "hk", "j", hk, sk, d), ";\n", "      float dot = 0.0f;\n",
+      "      const ", kt, "* kr = k + ", at(a->k, "b", "hk", "j", hk, sk, d), ";\n", "      float dot = 0.0f;\n",
       "      for (long long e = gc_lane(); e < ", d, "LL; e += GC_WARP) dot += ", Load(a->q_type, "qr[e]"), " * ",
       Load(a->k_type, "kr[e]"), ";\n", "      const float score = gc_warp_sum(dot) * ", FloatLiteral(a->scale), ";\n",
       "      const float mn = score > m ? score : m;\n", "      const float corr = expf(m - mn), p = expf(score - mn);\n",
-      "      l = l * corr + p;\n", "      const ", vt, "* vr = v + ", at("b", "hk", "j", hk, sk, dv), ";\n",
+      "      l = l * corr + p;\n", "      const ", vt, "* vr = v + ", at(a->v, "b", "hk", "j", hk, sk, dv), ";\n",
       "      for (int t = 0; t < NV; ++t) {\n", "        const long long e = gc_lane() + t * GC_WARP;\n",
       "        acc[t] = acc[t] * corr + (e < ", dv, "LL ? p * ", Load(a->v_type, "vr[e]"), " : 0.0f);\n      }\n",
-      "      m = mn;\n    }\n", "    ", yt, "* yr = y + row * ", dv, "LL;\n", "    for (int t = 0; t < NV; ++t) {\n",
+      "      m = mn;\n    }\n", "    ", yt, "* yr = y + ", at(a->y, "b", "h", "s", hq, sq, dv), ";\n", "    for (int t = 0; t < NV; ++t) {\n",
       "      const long long e = gc_lane() + t * GC_WARP;\n", "      if (e < ", dv, "LL) yr[e] = ",
       Store(a->y_type, "acc[t] / l"), ";\n    }\n  }\n");
   GeneratedKernel k = Finish(absl::StrCat("attention_exact_", DTypeName(a->y_type)), body, dv,
@@ -800,7 +814,9 @@ std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std:
 
 std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std::string* why_not) {
   std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
-  if (!a || !AttentionDimsFixed(spec, why_not)) return std::nullopt;
+  if (!a) return std::nullopt;
+  const std::optional<std::string> batches = AttentionBatches(spec, *a, why_not);
+  if (!batches) return std::nullopt;
   const DType dt = a->y_type;
   if ((dt != DType::kF16 && dt != DType::kBF16) || a->q_type != dt || a->k_type != dt || a->v_type != dt) {
     *why_not = "Q, K, V and Y are not all fp16 or all bf16";
@@ -823,8 +839,9 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
   const int64_t ks_stride = d + 8, vs_stride = kt + 8, q_tiles = (sq + kRows - 1) / kRows;
   const std::string ty = dt == DType::kF16 ? "f16" : "bf16";
   const std::string to_half = dt == DType::kF16 ? "gc_f2h" : "gc_f2b";
-  auto at = [&](const char* b, const char* h, const char* pos, int64_t heads, int64_t seq, int64_t width) {
-    return AttentionOffset(*a, b, h, pos, heads, seq, width);
+  auto at = [&](const runtime::AttentionShape::Rows& rows, const char* b, const char* h, const char* pos,
+                int64_t heads, int64_t seq, int64_t width) {
+    return AttentionOffset(*a, rows, *batches, b, h, pos, heads, seq, width);
   };
   std::string body = absl::StrCat(
       "  const unsigned short* q = (const unsigned short*)a.in[0];\n",
@@ -835,8 +852,8 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       "  for (long long item = blockIdx.x; item < a.total; item += gridDim.x) {\n", "    const long long qt = item % ",
       q_tiles, "LL, h = (item / ", q_tiles, "LL) % ", hq, "LL, b = item / ", q_tiles * hq, "LL, hk = h / ", hq / hk,
       "LL;\n", "    const long long r0 = qt * ", kRows, "LL + (threadIdx.x >> 5) * 16 + g, r1 = r0 + 8;\n",
-      "    unsigned int qa[", d / 16, "][4];\n", "    {\n", "      const unsigned short* q0 = q + ", at("b", "h", "r0", hq, sq, d),
-      ";\n", "      const unsigned short* q1 = q + ", at("b", "h", "r1", hq, sq, d), ";\n",
+      "    unsigned int qa[", d / 16, "][4];\n", "    {\n", "      const unsigned short* q0 = q + ", at(a->q, "b", "h", "r0", hq, sq, d),
+      ";\n", "      const unsigned short* q1 = q + ", at(a->q, "b", "h", "r1", hq, sq, d), ";\n",
       "      for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "        const int c = kk * 16 + 2 * t;\n",
       "        qa[kk][0] = r0 < ", sq, "LL ? gc_ld2(q0 + c) : 0u;\n", "        qa[kk][1] = r1 < ", sq,
       "LL ? gc_ld2(q1 + c) : 0u;\n", "        qa[kk][2] = r0 < ", sq, "LL ? gc_ld2(q0 + c + 8) : 0u;\n",
@@ -845,10 +862,10 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       "    float m0 = ninf, m1 = ninf, l0 = 0.0f, l1 = 0.0f;\n", "    for (long long k0 = 0; k0 < ", sk, "LL; k0 += ", kt,
       "LL) {\n", "      __syncthreads();\n", "      for (int i = threadIdx.x; i < ", kt * d / 2, "; i += ", kThreads, ") {\n",
       "        const int j = i / ", d / 2, ", e = (i % ", d / 2, ") * 2;\n", "        const long long key = k0 + j;\n",
-      "        gc_st2(ks + j * ", ks_stride, " + e, key < ", sk, "LL ? gc_ld2(k + ", at("b", "hk", "key", hk, sk, d),
+      "        gc_st2(ks + j * ", ks_stride, " + e, key < ", sk, "LL ? gc_ld2(k + ", at(a->k, "b", "hk", "key", hk, sk, d),
       " + e) : 0u);\n", "      }\n", "      for (int i = threadIdx.x; i < ", kt * dv, "; i += ", kThreads, ") {\n",
       "        const int j = i / ", dv, ", e = i % ", dv, ";\n", "        const long long key = k0 + j;\n",
-      "        vs[e * ", vs_stride, " + j] = key < ", sk, "LL ? v[", at("b", "hk", "key", hk, sk, dv),
+      "        vs[e * ", vs_stride, " + j] = key < ", sk, "LL ? v[", at(a->v, "b", "hk", "key", hk, sk, dv),
       " + e] : (unsigned short)0;\n", "      }\n", "      __syncthreads();\n", "      float s[", kt / 8, "][4];\n",
       "      for (int n = 0; n < ", kt / 8, "; ++n) {\n", "        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;\n",
       "        for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "          const unsigned short* kr = ks + (n * 8 + g) * ",
@@ -880,10 +897,10 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       vs_stride, " + kk * 16 + 2 * t;\n", "          gc_mma_", ty, "(o[n], pa, gc_ld2(vr), gc_ld2(vr + 8));\n",
       "        }\n      }\n    }\n", "    l0 += gc_shfl_xor(l0, 1);\n    l0 += gc_shfl_xor(l0, 2);\n",
       "    l1 += gc_shfl_xor(l1, 1);\n    l1 += gc_shfl_xor(l1, 2);\n", "    if (r0 < ", sq, "LL) {\n",
-      "      unsigned short* yr = y + ", at("b", "h", "r0", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8,
+      "      unsigned short* yr = y + ", at(a->y, "b", "h", "r0", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8,
       "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)", to_half, "(o[n][0] / l0) | ((unsigned int)", to_half,
       "(o[n][1] / l0) << 16));\n", "    }\n", "    if (r1 < ", sq, "LL) {\n", "      unsigned short* yr = y + ",
-      at("b", "h", "r1", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8, "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)",
+      at(a->y, "b", "h", "r1", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8, "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)",
       to_half, "(o[n][2] / l1) | ((unsigned int)", to_half, "(o[n][3] / l1) << 16));\n", "    }\n  }\n");
   GeneratedKernel kernel =
       Finish(absl::StrCat("flash_attention_", DTypeName(dt)), body, dv,

@@ -367,6 +367,35 @@ std::vector<Case> Cases() {
         {Batched(DType::kBF16, {2, 4, 20, 16}), Batched(DType::kBF16, {2, 2, 100, 16}),
          Batched(DType::kBF16, {2, 2, 100, 32})},
         Batched(DType::kBF16, {2, 4, 20, 32}), {}, 3e-2);
+    // The strided form: heads read from wider rows at column offsets, sequence first with the batch
+    // in the middle (its stride in the generated code depends on the run's batch) and batch first.
+    auto strided = [](const char* layout, int64_t heads, int64_t d, int64_t q_off, int64_t k_off, int64_t v_off) {
+      Attributes a;
+      a.Set("qkv_layout", std::string(layout));
+      a.Set("q_num_heads", heads);
+      a.Set("kv_num_heads", heads);
+      a.Set("head_size", d);
+      a.Set("v_head_size", d);
+      a.Set("q_offset", q_off);
+      a.Set("k_offset", k_off);
+      a.Set("v_offset", v_off);
+      return a;
+    };
+    auto seq_first = [](DType t, std::vector<int64_t> dims) {
+      Operand o = Batched(t, std::move(dims));
+      o.per_batch = {0, 1, 0};
+      return o;
+    };
+    add("attention_strided_sbw_f32", "Attention", strided("SBW", 2, 8, 0, 16, 40),
+        {seq_first(DType::kF32, {9, 2, 56}), seq_first(DType::kF32, {9, 2, 56}), seq_first(DType::kF32, {9, 2, 56})},
+        seq_first(DType::kF32, {9, 2, 16}));
+    add("flash_attention_strided_sbw_bf16", "Attention", strided("SBW", 2, 32, 0, 64, 128),
+        {seq_first(DType::kBF16, {70, 2, 192}), seq_first(DType::kBF16, {70, 2, 192}),
+         seq_first(DType::kBF16, {70, 2, 192})},
+        seq_first(DType::kBF16, {70, 2, 64}), {}, 3e-2);
+    add("flash_attention_strided_bsw_f16", "Attention", strided("BSW", 2, 16, 8, 40, 72),
+        {Batched(DType::kF16, {2, 33, 112}), Batched(DType::kF16, {2, 33, 112}), Batched(DType::kF16, {2, 33, 112})},
+        Batched(DType::kF16, {2, 33, 32}), {}, 4e-3);
     add("flash_attention_head128_f16", "Attention", {},
         {Batched(DType::kF16, {2, 1, 17, 128}), Batched(DType::kF16, {2, 1, 40, 128}),
          Batched(DType::kF16, {2, 1, 40, 128})},

@@ -19,6 +19,7 @@ runtime::AttentionShape VitB16(bool packed, int64_t batch, DType t) {
   a.head = a.v_head = 64;
   a.scale = 0.125f;
   a.q_type = a.k_type = a.v_type = a.y_type = t;
+  a.q = a.k = a.v = a.y = {768, 0};  // ONNX's 3-D form: rows of H*D
   return a;
 }
 
@@ -50,9 +51,49 @@ TEST(CudaSdpaDesc, VitB16StridesAddressThePlansLayouts) {
           }
         }
       }
-      EXPECT_NE(d->Describe().find(packed ? "packed [B,S,H*D]" : "[B,H,S,D]"), std::string::npos) << d->Describe();
+      EXPECT_NE(d->Describe().find(packed ? "[B,S,768] rows" : "[B,H,S,D]"), std::string::npos) << d->Describe();
     }
   }
+}
+
+// The strided form on torchvision's packed QKV projection output [S, B, 2304]: Q, K and V are
+// columns 0, 768 and 1536 of the same rows, sequence first; Y is [S, B, 768].
+TEST(CudaSdpaDesc, PackedQkvReadThroughStrides) {
+  for (int64_t batch : {1, 64, 256}) {
+    runtime::AttentionShape a = VitB16(true, batch, DType::kF16);
+    a.seq_first = true;
+    a.q = {2304, 0};
+    a.k = {2304, 768};
+    a.v = {2304, 1536};
+    a.y = {768, 0};
+    absl::StatusOr<SdpaDesc> d = MapSdpa(a);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->q_strides, (std::vector<int64_t>{2304, 64, batch * 2304, 1}));
+    EXPECT_EQ(d->o_strides, (std::vector<int64_t>{768, 64, batch * 768, 1}));
+    EXPECT_EQ(d->q_offset, 0);
+    EXPECT_EQ(d->k_offset, 768);
+    EXPECT_EQ(d->v_offset, 1536);
+    for (int64_t b : {int64_t{0}, batch - 1}) {
+      for (int64_t h : {0, 11}) {
+        for (int64_t s : {0, 196}) {
+          for (int64_t e : {0, 63}) {
+            const int64_t row = s * batch + b;
+            EXPECT_EQ(d->k_offset + Offset(d->k_strides, b, h, s, e), row * 2304 + 768 + h * 64 + e);
+            EXPECT_EQ(d->v_offset + Offset(d->v_strides, b, h, s, e), row * 2304 + 1536 + h * 64 + e);
+            EXPECT_EQ(Offset(d->o_strides, b, h, s, e), row * 768 + h * 64 + e);
+            // The same element as the runtime's own addressing of the layout.
+            EXPECT_EQ(d->q_offset + Offset(d->q_strides, b, h, s, e), a.Offset(a.q, b, h, s, 12, 197, 64) + e);
+          }
+        }
+      }
+    }
+    EXPECT_NE(d->Describe().find("[S,B,2304] rows at columns 0/768/1536"), std::string::npos) << d->Describe();
+  }
+  runtime::AttentionShape odd = VitB16(true, 2, DType::kF16);
+  odd.q = {2304, 4};
+  absl::StatusOr<SdpaDesc> d = MapSdpa(odd);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("16-byte alignment"), std::string::npos) << d.status();
 }
 
 TEST(CudaSdpaDesc, GroupedHeadsAndCrossAttention) {

@@ -196,6 +196,29 @@ TEST(OwnAttention, HalfAndBFloat16Storage) {
   }
 }
 
+// The strided form: Q, K and V as columns of one packed QKV tensor, sequence first and batch first,
+// grouped K/V heads, fp32 and bf16.
+TEST(OwnAttention, StridedQkvRowsBothLayouts) {
+  for (const char* layout : {"SBW", "BSW"}) {
+    for (DType t : {DType::kF32, DType::kBF16}) {
+      SCOPED_TRACE(layout);
+      const int64_t seq = 70, batch = 2, heads = 4, kv_heads = 2, d = 32;
+      const int64_t width = 8 + heads * d + 2 * kv_heads * d;
+      const std::vector<int64_t> dims = std::string(layout) == "SBW" ? std::vector<int64_t>{seq, batch, width}
+                                                                     : std::vector<int64_t>{batch, seq, width};
+      const Tensor x = Random(t, dims, 21);
+      Attributes a = Heads(heads, kv_heads);
+      a.Set("qkv_layout", std::string(layout));
+      a.Set("head_size", d);
+      a.Set("v_head_size", d);
+      a.Set("q_offset", int64_t{8});
+      a.Set("k_offset", 8 + heads * d);
+      a.Set("v_offset", 8 + heads * d + kv_heads * d);
+      Check("cpu.attention", "Attention", {In("q", x), In("k", x), In("v", x)}, a);
+    }
+  }
+}
+
 TEST(OwnAttention, DeclinesMaskCausalSoftcapAndExtraOutputs) {
   const std::vector<OpInput> qkv = {In("q", Random(DType::kF32, {1, 2, 8, 16}, 1)),
                                     In("k", Random(DType::kF32, {1, 2, 8, 16}, 2)),

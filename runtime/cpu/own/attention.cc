@@ -141,10 +141,6 @@ class AttentionKernel : public ShapedKernel {
   }
 
  private:
-  // Element offset of row (b, h, s) of a head-structured tensor with `heads` heads of `size`.
-  int64_t Row(int64_t b, int64_t h, int64_t s, int64_t heads, int64_t seq, int64_t size) const {
-    return a_.packed ? ((b * seq + s) * heads + h) * size : ((b * heads + h) * seq + s) * size;
-  }
 
   // Packs key block `blk` of K and V of (batch, kv head) `bhk` into the tiles; padding stays zero.
   void PackKeyBlock(int64_t bhk, int64_t blk, Tiles& t, const uint8_t* k, const uint8_t* v) const {
@@ -154,10 +150,10 @@ class AttentionKernel : public ShapedKernel {
     float* kt = t.kt.data() + blk * d * kKeyBlock;
     float* vt = t.vt.data() + blk * kKeyBlock * dv_;
     for (int64_t j = 0; j < nk; ++j) {
-      const float* kr = RowF32(a_.k_type, k + Row(b, hk, k0 + j, a_.kv_heads, a_.kv_seq, d) * ks, t.row.data(), d);
+      const float* kr = RowF32(a_.k_type, k + a_.Offset(a_.k, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, d) * ks, t.row.data(), d);
       for (int64_t e = 0; e < d; ++e) kt[e * kKeyBlock + j] = kr[e];
       const float* vr =
-          RowF32(a_.v_type, v + Row(b, hk, k0 + j, a_.kv_heads, a_.kv_seq, a_.v_head) * vs, t.row.data(), a_.v_head);
+          RowF32(a_.v_type, v + a_.Offset(a_.v, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, a_.v_head) * vs, t.row.data(), a_.v_head);
       std::copy(vr, vr + a_.v_head, vt + j * dv_);
     }
   }
@@ -167,7 +163,7 @@ class AttentionKernel : public ShapedKernel {
     const int64_t nq = std::min(kQueryBlock, a_.q_seq - q0), rows = RoundUp(nq, kRows);
     const size_t qs = DTypeSize(a_.q_type);
     for (int64_t i = 0; i < nq; ++i) {
-      const float* src = RowF32(a_.q_type, q + Row(b, h, q0 + i, a_.q_heads, a_.q_seq, d) * qs, t.row.data(), d);
+      const float* src = RowF32(a_.q_type, q + a_.Offset(a_.q, b, h, q0 + i, a_.q_heads, a_.q_seq, d) * qs, t.row.data(), d);
       float* dst = t.q.data() + i * d;
       for (int64_t e = 0; e < d; ++e) dst[e] = src[e] * a_.scale;
     }
@@ -199,7 +195,7 @@ class AttentionKernel : public ShapedKernel {
     for (int64_t i = 0; i < nq; ++i) {
       float* o = t.o.data() + i * dv;
       const float inv = 1.0f / t.l[i];
-      uint8_t* dst = y + Row(b, h, q0 + i, a_.q_heads, a_.q_seq, a_.v_head) * ys;
+      uint8_t* dst = y + a_.Offset(a_.y, b, h, q0 + i, a_.q_heads, a_.q_seq, a_.v_head) * ys;
       if (a_.y_type == DType::kF32) {
         float* yf = reinterpret_cast<float*>(dst);
         for (int64_t e = 0; e < a_.v_head; ++e) yf[e] = o[e] * inv;
@@ -222,16 +218,15 @@ CpuEntry AttentionEntry() {
   CpuEntry e;
   e.id = "cpu.attention";
   e.ops = {"Attention"};
-  e.params = {{"is_causal", AttrType::kInt}, {"kv_num_heads", AttrType::kInt}, {"q_num_heads", AttrType::kInt},
-              {"qk_matmul_output_mode", AttrType::kInt}, {"scale", AttrType::kFloat}, {"softcap", AttrType::kFloat},
-              {"softmax_precision", AttrType::kInt}};
+  e.params = runtime::AttentionParamSpecs();
   e.description = "flash-style attention: Q K^T tiles with online softmax, fp32 math, no mask/causal/past";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why_not;
     std::optional<AttentionShape> a = ResolveAttention(spec, &why_not);
     if (!a) return std::nullopt;
     return absl::StrCat("own flash attention: ", a->q_heads, " heads of ", a->head, ", ", a->q_seq, "x", a->kv_seq,
-                        a->q_heads != a->kv_heads ? " (grouped-query)" : "");
+                        a->q_heads != a->kv_heads ? " (grouped-query)" : "",
+                        spec.params->Has("qkv_layout") ? runtime::DescribeStridedAttention(*a) : "");
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why_not;
