@@ -18,6 +18,8 @@ const std::vector<PassInfo>& AllPasses() {
       {"layout-nhwc", LayoutNhwc, "conv chains in NHWC for targets preferring it; inverse Transposes cancelled"},
       {"lower-conv", LowerConv, "FusedConv -> GEMM (1x1), implicit GEMM or im2col + GEMM, by target"},
       {"lower-attention", LowerAttention, "Attention -> fused kernel or batched GEMMs + softmax, by target"},
+      {"fold-attention-layout", FoldAttentionLayout,
+       "Attention reads Q/K/V and writes Y in place where view chains only cut heads out of token rows"},
       {"lower-gemm", LowerGemm, "records whether each FusedGemm activation is a fused epilogue on the target"},
       {"assign-precision", AssignPrecision, "storage precision per node for --precision/--keep-fp32, with casts"},
   };

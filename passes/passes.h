@@ -19,6 +19,7 @@ absl::StatusOr<bool> FuseConv(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LayoutNhwc(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerConv(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerAttention(Graph& g, const PassContext& ctx);
+absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerGemm(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> AssignPrecision(Graph& g, const PassContext& ctx);
 

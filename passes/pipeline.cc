@@ -42,6 +42,7 @@ const std::vector<Entry> kO3 = {
     {"layout-nhwc", "NHWC targets: conv chains in NHWC, Transposes only at the edges, inverse pairs cancelled"},
     {"lower-conv", "1x1 conv -> GEMM; k x k -> implicit GEMM where the target has one, else im2col + GEMM"},
     {"lower-attention", "Attention -> the target's fused kernel, else batched GEMMs + softmax"},
+    {"fold-attention-layout", "the Slices/Reshapes/Transposes that cut heads out of QKV rows become strides"},
     {"dce", "what the lowerings left unused"},
 };
 

@@ -191,7 +191,7 @@ S, H, D = 6, 2, 8   # sequence, heads, head dim
 E = H * D
 
 
-def mha_folded(name):
+def mha_folded(name, batch="batch"):
     """torchvision nn.MultiheadAttention export: packed QKV, Slice, Reshape [S, batch*H, D],
     Transpose to [batch*H, S, D], K^T straight from the Reshape (perm [1,2,0]), q / sqrt(D)."""
     nodes = [
@@ -219,7 +219,7 @@ def mha_folded(name):
              f32("sqrt_d", math.sqrt(D))]
     for i, t in enumerate("qkv"):
         inits += [i64(f"start_{t}", [i * E]), i64(f"end_{t}", [(i + 1) * E])]
-    return model(nodes, [("x", ["batch", S, E])], [("y", ["batch", S, E])], inits)
+    return model(nodes, [("x", [batch, S, E])], [("y", [batch, S, E])], inits)
 
 
 @case("fuse_attention_heads_in_batch", "fuse-attention",
@@ -229,7 +229,7 @@ def _():
     return mha_folded("fuse_attention_heads_in_batch")
 
 
-def hf_attention(scale_form="scores"):
+def hf_attention(scale_form="scores", batch="batch", merge=True):
     """HuggingFace form: separate Q/K/V projections, Reshape [batch, S, H, D], Transpose to
     [batch, H, S, D], K^T by perm [0,2,3,1]; scale on the scores or split over q and k."""
     nodes, inits = [], [i64("split_shape", [0, S, H, D]), i64("merged_shape", [0, S, E])]
@@ -254,9 +254,10 @@ def hf_attention(scale_form="scores"):
         inits.append(f32("root_scale", D ** -0.25))
     nodes += [helper.make_node("Softmax", ["scores"], ["p"], name="Softmax", axis=-1),
               helper.make_node("MatMul", ["p", "v"], ["o"], name="pv"),
-              helper.make_node("Transpose", ["o"], ["ot"], name="merge_t", perm=[0, 2, 1, 3]),
-              helper.make_node("Reshape", ["ot", "merged_shape"], ["y"], name="merge")]
-    return model(nodes, [("x", ["batch", S, E])], [("y", ["batch", S, E])], inits)
+              helper.make_node("Transpose", ["o"], ["ot" if merge else "y"], name="merge_t", perm=[0, 2, 1, 3])]
+    if merge:
+        nodes.append(helper.make_node("Reshape", ["ot", "merged_shape"], ["y"], name="merge"))
+    return model(nodes, [("x", [batch, S, E])], [("y", [batch, S, E] if merge else [batch, S, H, D])], inits)
 
 
 @case("fuse_attention_heads_as_dim", "fuse-attention",
@@ -356,3 +357,43 @@ def _():
                               is_causal=1)]
     return model(nodes, [("q", ["batch", S, E]), ("k", ["batch", S, E]), ("v", ["batch", S, E])],
                  [("y", ["batch", S, E])], [], opset=23)
+
+
+# ---- fold-attention-layout -------------------------------------------------------------------
+
+@case("fold_attention_layout_seq_first_qkv", "fuse-attention,fold-attention-layout,dce",
+      {"Attention": 1, "Slice": 0, "Reshape": 0, "Transpose": 2})
+def _():
+    # torchvision: Q, K, V are column blocks of the packed [S, batch, 3E] projection, Y goes back
+    # to [S, batch, E]; only the Transposes into and out of the sequence-first order stay.
+    return mha_folded("fold_attention_layout_seq_first_qkv")
+
+
+@case("fold_attention_layout_seq_first_static", "fuse-attention,fold-attention-layout,dce",
+      {"Attention": 1, "Slice": 0, "Reshape": 0, "Transpose": 2})
+def _():
+    # The same with a static batch of 2 (evaluated once, at its own shapes).
+    return mha_folded("fold_attention_layout_seq_first_static", batch=2)
+
+
+@case("fold_attention_layout_batch_first_projections", "fuse-attention,fold-attention-layout,dce",
+      {"Attention": 1, "Reshape": 0, "Transpose": 0, "MatMul": 3})
+def _():
+    # HuggingFace: three [batch, S, E] projections read in place, Y written as [batch, S, E].
+    return hf_attention("scores")
+
+
+@case("fold_attention_layout_batch_of_one", "fuse-attention,fold-attention-layout,dce",
+      {"Attention": 1, "Reshape": 0, "Transpose": 0})
+def _():
+    # A static batch of 1: sequence-first and batch-first rows coincide for the inputs; the output
+    # ([1, S, E]) decides for batch first.
+    return hf_attention("q_and_k", batch=1)
+
+
+@case("fold_attention_layout_output_not_rows", "fuse-attention,fold-attention-layout,dce",
+      {"Attention": 1, "Reshape": 3, "Transpose": 4})
+def _():
+    # must not fire: Y stays [batch, S, H, D] (no merge into token rows), so the strided form,
+    # which writes rows, cannot produce it.
+    return hf_attention("scores", merge=False)
