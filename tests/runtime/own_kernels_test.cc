@@ -241,20 +241,17 @@ TEST(OwnAttention, DeclinesMaskCausalSoftcapAndExtraOutputs) {
 }
 
 // ViT-B/16 attention (batch 1, 12 heads, 197 tokens, head size 64), 2 threads: time per layer.
-TEST(OwnAttention, TimingVitB16) {
-  const std::vector<OpInput> qkv = {In("q", Random(DType::kF32, {1, 197, 768}, 1)),
-                                    In("k", Random(DType::kF32, {1, 197, 768}, 2)),
-                                    In("v", Random(DType::kF32, {1, 197, 768}, 3))};
-  const Attributes a = Heads(12, 12);
-  const Tensor y = *Tensor::Zeros(DType::kF32, {1, 197, 768});
+// Times cpu.attention on `qkv` (mean and best of 30 runs, CPU time per run) and prints it.
+void TimeAttention(const std::string& what, const std::vector<OpInput>& qkv, const Attributes& a,
+                   const std::vector<int64_t>& y_dims) {
+  const Tensor y = *Tensor::Zeros(DType::kF32, y_dims);
   for (int threads : {1, 2}) {
     KernelSpec spec = SpecOf("Attention", qkv, a, {y}, threads);
     std::unique_ptr<ShapedKernel> k = *Entry("cpu.attention").create(spec);
-    Tensor out = *Tensor::Zeros(DType::kF32, {1, 197, 768});
+    Tensor out = *Tensor::Zeros(DType::kF32, y_dims);
     std::vector<const void*> ins = {qkv[0].value.data(), qkv[1].value.data(), qkv[2].value.data()};
     std::vector<void*> outs = {out.mutable_data()};
     ASSERT_TRUE(k->Run(ins, outs).ok());
-    // Mean and best of `iters` runs (the best is what a quiet machine gives), and CPU time per run.
     const int iters = 30;
     timespec c0, c1;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
@@ -268,9 +265,31 @@ TEST(OwnAttention, TimingVitB16) {
     }
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     const double cpu_ms = ((c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) * 1e-6) / iters;
-    std::printf("cpu.attention ViT-B/16 [1,197,768] 12 heads, %d thread(s): %.3f ms per layer (best %.3f, CPU %.3f)\n",
+    std::printf("cpu.attention ViT-B/16 %s, %d thread(s): %.3f ms per layer (best %.3f, CPU %.3f)\n", what.c_str(),
                 threads, total / iters, best, cpu_ms);
   }
+}
+
+// ViT-B/16's attention at batch 1 in ONNX's 3-D form, and at batch 8 in the two forms of the
+// torchvision export: heads folded into the batch ([96, 197, 64], what the Transposes produce)
+// and the strided form reading the packed [197, 8, 2304] QKV projection in place.
+TEST(OwnAttention, TimingVitB16) {
+  TimeAttention("[1,197,768] 12 heads",
+                {In("q", Random(DType::kF32, {1, 197, 768}, 1)), In("k", Random(DType::kF32, {1, 197, 768}, 2)),
+                 In("v", Random(DType::kF32, {1, 197, 768}, 3))},
+                Heads(12, 12), {1, 197, 768});
+  TimeAttention("batch 8 folded [96,197,64]",
+                {In("q", Random(DType::kF32, {96, 197, 64}, 1)), In("k", Random(DType::kF32, {96, 197, 64}, 2)),
+                 In("v", Random(DType::kF32, {96, 197, 64}, 3))},
+                Heads(1, 1), {96, 197, 64});
+  const Tensor qkv = Random(DType::kF32, {197, 8, 2304}, 4);
+  Attributes strided = Heads(12, 12);
+  strided.Set("qkv_layout", std::string("SBW"));
+  strided.Set("head_size", int64_t{64});
+  strided.Set("v_head_size", int64_t{64});
+  strided.Set("k_offset", int64_t{768});
+  strided.Set("v_offset", int64_t{1536});
+  TimeAttention("batch 8 strided [197,8,2304]", {In("q", qkv), In("k", qkv), In("v", qkv)}, strided, {197, 8, 768});
 }
 
 // ---- LayerNorm, Softmax -------------------------------------------------------------------

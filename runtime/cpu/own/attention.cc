@@ -149,7 +149,19 @@ class AttentionKernel : public ShapedKernel {
     const size_t ks = DTypeSize(a_.k_type), vs = DTypeSize(a_.v_type);
     float* kt = t.kt.data() + blk * d * kKeyBlock;
     float* vt = t.vt.data() + blk * kKeyBlock * dv_;
+    // Rows of a packed QKV projection lie a whole token row (or batch of them) apart, beyond the
+    // hardware prefetcher's reach: fetch a few rows ahead.
+    constexpr int64_t kAhead = 6;
+    auto prefetch = [&](int64_t j) {
+      if (j >= nk) return;
+      const uint8_t* kp = k + a_.Offset(a_.k, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, d) * ks;
+      const uint8_t* vp = v + a_.Offset(a_.v, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, a_.v_head) * vs;
+      for (int64_t off = 0; off < d * static_cast<int64_t>(ks); off += 64) _mm_prefetch(reinterpret_cast<const char*>(kp + off), _MM_HINT_T0);
+      for (int64_t off = 0; off < a_.v_head * static_cast<int64_t>(vs); off += 64) _mm_prefetch(reinterpret_cast<const char*>(vp + off), _MM_HINT_T0);
+    };
+    for (int64_t j = 0; j < kAhead; ++j) prefetch(j);
     for (int64_t j = 0; j < nk; ++j) {
+      prefetch(j + kAhead);
       const float* kr = RowF32(a_.k_type, k + a_.Offset(a_.k, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, d) * ks, t.row.data(), d);
       for (int64_t e = 0; e < d; ++e) kt[e * kKeyBlock + j] = kr[e];
       const float* vr =
@@ -162,7 +174,15 @@ class AttentionKernel : public ShapedKernel {
     const int64_t d = a_.head, dv = dv_;
     const int64_t nq = std::min(kQueryBlock, a_.q_seq - q0), rows = RoundUp(nq, kRows);
     const size_t qs = DTypeSize(a_.q_type);
+    constexpr int64_t kAhead = 6;  // as for K and V: strided rows, fetched ahead
+    auto prefetch = [&](int64_t i) {
+      if (i >= nq) return;
+      const uint8_t* p = q + a_.Offset(a_.q, b, h, q0 + i, a_.q_heads, a_.q_seq, d) * qs;
+      for (int64_t off = 0; off < d * static_cast<int64_t>(qs); off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
+    };
+    for (int64_t i = 0; i < kAhead; ++i) prefetch(i);
     for (int64_t i = 0; i < nq; ++i) {
+      prefetch(i + kAhead);
       const float* src = RowF32(a_.q_type, q + a_.Offset(a_.q, b, h, q0 + i, a_.q_heads, a_.q_seq, d) * qs, t.row.data(), d);
       float* dst = t.q.data() + i * d;
       for (int64_t e = 0; e < d; ++e) dst[e] = src[e] * a_.scale;
