@@ -16,9 +16,13 @@
 // shapes), and the fold fires only where every element of Q, K and V is the element of the root
 // that the strided form addresses ([B, S, W] or [S, B, W] rows, heads side by side from one
 // column), and every element of the output chain's end is the one the strided form writes.
-// Q, K and V's layouts (batch or sequence first) and batch sizes must agree. Attention nodes with a
+// Q, K and V's layouts (batch or sequence first) and batch sizes must agree. Where sequence-first
+// rows come from a row-wise QKV projection of Transpose([1,0,2]) tokens and the output goes back
+// through Transpose [1,0,2] (torchvision), the projection reads the tokens as they are and the
+// attention works batch first: those two Transposes go as well. Attention nodes with a
 // mask, past K/V, causal flag, softcap or extra outputs, and those already strided, are left alone.
 // The decision records the roots, the columns and the view steps folded.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -166,7 +170,8 @@ struct Rows {
   Value* root = nullptr;
   bool seq_first = false;
   int64_t batch = 0, heads = 0, width = 0, offset = 0;
-  int steps = 0;  // view nodes folded
+  int steps = 0;             // view nodes folded
+  std::vector<Node*> nodes;  // those nodes, from the operand up
 };
 
 // (b, h, s, d) of element i of an operand with `dims` in `form` (heads `heads`).
@@ -226,6 +231,7 @@ std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size
       rows.seq_first = seq_first;
       rows.width = *root->shape[2].ConstValue();
       rows.steps = static_cast<int>(k);
+      for (size_t j = 0; j < k; ++j) rows.nodes.push_back(chain[j]->producer);
       bool ok = true;
       for (const Bindings& b : all) {
         std::optional<std::vector<int64_t>> rd = DimsAt(root->shape, b), xd = DimsAt(x->shape, b);
@@ -334,6 +340,51 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
   return std::nullopt;
 }
 
+// Sequence-first rows made by a row-wise GEMM from Transpose([1,0,2]) of batch-first tokens, whose
+// output goes back to batch first through a Transpose [1,0,2]: the GEMM can read the tokens as
+// they are and the attention can work batch first, and both Transposes go.
+struct BatchFirst {
+  Node* gemm = nullptr;    // the QKV projection
+  Value* tokens = nullptr;  // its input before the Transpose
+  Node* out_transpose = nullptr;
+};
+
+bool IsPerm102(const Node* n) {
+  return n && n->op == "Transpose" && n->attrs.GetInts("perm", {}) == std::vector<int64_t>{1, 0, 2};
+}
+
+std::optional<BatchFirst> FindBatchFirst(const Graph& g, const Node* attention, const Rows& q, const Rows& k,
+                                         const Rows& v, const OutputEnd& out) {
+  if (!q.seq_first || q.root != k.root || k.root != v.root) return std::nullopt;
+  Value* root = q.root;
+  Node* gemm = root->producer;
+  if (!gemm || g.IsGraphOutput(root) || (gemm->op != "FusedGemm" && gemm->op != "MatMul")) return std::nullopt;
+  if (gemm->op == "FusedGemm" && gemm->input(3)) return std::nullopt;  // a residual would need transposing too
+  if (gemm->op == "MatMul" && (!gemm->input(1) || gemm->input(1)->shape.size() != 2)) return std::nullopt;
+  Value* a = gemm->input(0);
+  if (!a || !IsPerm102(a->producer) || a->shape.size() != 3) return std::nullopt;
+  // The projection and the chains feed nothing but the chains and the attention (so that all of
+  // them go with the old attention).
+  auto in_chains = [&](const Node* u) {
+    bool chain = u == attention;
+    for (const Rows* r : {&q, &k, &v}) chain |= std::find(r->nodes.begin(), r->nodes.end(), u) != r->nodes.end();
+    return chain;
+  };
+  std::vector<const Value*> values = {root};
+  for (const Rows* r : {&q, &k, &v}) {
+    for (const Node* c : r->nodes) values.push_back(c->output(0));
+  }
+  for (const Value* x : values) {
+    if (g.IsGraphOutput(x)) return std::nullopt;
+    for (const Node* u : x->users) {
+      if (!in_chains(u)) return std::nullopt;
+    }
+  }
+  Value* end = out.end;
+  if (g.IsGraphOutput(end) || end->users.size() != 1 || !IsPerm102(end->users[0])) return std::nullopt;
+  return BatchFirst{gemm, a->producer->input(0), end->users[0]};
+}
+
 // Why `n` is not a plain Q, K, V attention the strided form can express ("" when it is).
 std::string Ineligible(const Graph& g, const Node* n) {
   if (n->attrs.Has("qkv_layout")) return "already strided";
@@ -394,8 +445,31 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
                 "not folded: Q, K, V and Y are not all strided views of [B, S, W] or [S, B, W] rows of one layout");
     return false;
   }
-  const int steps = rq->steps + rk->steps + rv->steps + static_cast<int>(out->nodes.size());
+  int steps = rq->steps + rk->steps + rv->steps + static_cast<int>(out->nodes.size());
   if (steps == 0) return false;  // already in place
+  const std::string name = n->name;
+  std::optional<BatchFirst> flip = FindBatchFirst(g, n, *rq, *rk, *rv, *out);
+  std::string flipped;
+  if (flip) {
+    // The projection on the batch-first tokens: [B, S, 3E] rows, read batch first.
+    std::vector<Value*> inputs = flip->gemm->inputs;
+    inputs[0] = flip->tokens;
+    ASSIGN_OR_RETURN(Node * gemm, rw.Create(flip->gemm->op, flip->gemm->name + "/batch_first", std::move(inputs),
+                                            flip->gemm->attrs, flip->gemm->origin));
+    gemm->decisions = flip->gemm->decisions;
+    gemm->precision = flip->gemm->precision;
+    gemm->decisions.push_back({"layout", "batch-first tokens",
+                               absl::StrCat("reads '", flip->tokens->name, "' as it is: the Transpose [1,0,2] before "
+                                            "it commutes with the row-wise GEMM and is folded into ", name,
+                                            "'s batch-first reads")});
+    rq->root = rk->root = rv->root = gemm->output(0);
+    rq->seq_first = false;
+    out->nodes.push_back(flip->out_transpose);
+    out->end = flip->out_transpose->output(0);
+    steps += 2;
+    flipped = absl::StrCat("; the Transposes [1,0,2] before the projection '", flip->gemm->name,
+                           "' and after the attention go (the projection reads the batch-first tokens)");
+  }
   const char* layout = rq->seq_first ? "SBW" : "BSW";
   Attributes a;
   a.Set("qkv_layout", std::string(layout));
@@ -409,7 +483,6 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
   a.Set("scale", n->attrs.Has("scale") ? n->attrs.GetFloat("scale", 1.0f)
                                        : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
   if (n->attrs.Has("softmax_precision")) a.Set("softmax_precision", n->attrs.GetInt("softmax_precision", 1));
-  const std::string name = n->name;
   ASSIGN_OR_RETURN(Node * nn, rw.Create("Attention", name + "/strided", {rq->root, rk->root, rv->root}, std::move(a),
                                         n->origin));
   nn->decisions = n->decisions;
@@ -421,11 +494,13 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
                     rq->root->name, "'", rk->root == rq->root ? "" : absl::StrCat(", '", rk->root->name, "'"),
                     rv->root == rq->root || rv->root == rk->root ? "" : absl::StrCat(", '", rv->root->name, "'"),
                     " at columns ", rq->offset, "/", rk->offset, "/", rv->offset, ", ", rq->heads, " heads of ", d,
-                    "; Y written as ", rows, rq->heads * dv, "] for '", out->end->name, "'")});
+                    "; Y written as ", rows, rq->heads * dv, "] for '", out->end->name, "'", flipped)});
   rw.ReplaceAllUses(out->end, nn->output(0));
   for (size_t i = out->nodes.size(); i-- > 0;) RETURN_IF_ERROR(rw.Erase(out->nodes[i]));
-  RETURN_IF_ERROR(rw.EraseWithDeadInputs(n));
-  nn->name = name;  // the old node is gone, so its name is free again
+  const std::string gemm_name = flip ? flip->gemm->name : "";
+  RETURN_IF_ERROR(rw.EraseWithDeadInputs(n));  // the view chains, and a flipped projection's old form
+  nn->name = name;  // the old nodes are gone, so their names are free again
+  if (flip) nn->input(0)->producer->name = gemm_name;
   return true;
 }
 

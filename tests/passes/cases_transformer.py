@@ -369,6 +369,14 @@ def _():
     return mha_folded("fold_attention_layout_seq_first_qkv")
 
 
+@case("fold_attention_layout_seq_first_projection_flipped", "fuse-attention,fuse-gemm,fold-attention-layout,dce",
+      {"Attention": 1, "Slice": 0, "Reshape": 0, "Transpose": 0, "FusedGemm": 1})
+def _():
+    # With the projection a FusedGemm (row-wise), the Transpose into sequence-first order moves
+    # through it and the attention works batch first: the Transpose back goes too.
+    return mha_folded("fold_attention_layout_seq_first_projection_flipped")
+
+
 @case("fold_attention_layout_seq_first_static", "fuse-attention,fold-attention-layout,dce",
       {"Attention": 1, "Slice": 0, "Reshape": 0, "Transpose": 2})
 def _():

@@ -300,7 +300,9 @@ TEST_F(ApiTest, EveryStepChecksItsOperandsAndParameters) { CheckEveryStep(*plan_
 TEST(ApiVitTest, EveryStepChecksItsOperandsAndParameters) {
   std::unique_ptr<gcomp::plan::Plan> plan = CompileForCpu(GCOMP_TEST_VIT_MODEL);
   ASSERT_TRUE(plan);
-  CheckEveryStep(*plan, 100);
+  // The small ViT's plan has 24 steps since fold-attention-layout (Q/K/V read in place): every
+  // output axis of every step but the plan output's is perturbed.
+  CheckEveryStep(*plan, 60);
 }
 
 }  // namespace
