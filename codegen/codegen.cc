@@ -260,7 +260,7 @@ class Generator {
       op.per_batch = PerBatch(plan_->buffers[id]);
       spec.outputs.push_back(std::move(op));
     }
-    auto sel = runtime::SelectKernel(backend_->kernels(), spec);
+    auto sel = runtime::SelectKernel(backend_->kernels(), spec, o_.exclude_kernels);
     if (!sel.ok()) {
       if (sel.status().code() != absl::StatusCode::kNotFound) return sel.status();
       unsupported_.push_back(std::string(sel.status().message()));
@@ -334,7 +334,7 @@ class Generator {
           }
           (b == &sb ? spec.inputs : spec.outputs).push_back(std::move(o));
         }
-        auto sel = runtime::SelectKernel(backend_->kernels(), spec);
+        auto sel = runtime::SelectKernel(backend_->kernels(), spec, o_.exclude_kernels);
         if (!sel.ok()) return Error(nullptr, absl::StrCat("graph output '", v->name, "': ", sel.status().message()));
         copy.kernel = sel->entry->id;
         copy.reason = absl::StrCat("graph output that no step writes (an input, a constant or a view), copied: ",

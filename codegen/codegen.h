@@ -22,6 +22,8 @@ struct CodegenOptions {
   std::string model;      // source file name for the header
   std::string precision = "fp32";
   std::string level = "O3";
+  // Kernel entries not to select (compile --exclude-kernels), e.g. to run the next entry.
+  std::vector<std::string> exclude_kernels;
 };
 
 absl::StatusOr<std::unique_ptr<plan::Plan>> GeneratePlan(const Graph& graph, const CodegenOptions& options);

@@ -7,12 +7,17 @@
 
 namespace gcomp::runtime {
 
-absl::StatusOr<Selection> SelectKernel(const KernelTable& table, const KernelSpec& spec) {
+absl::StatusOr<Selection> SelectKernel(const KernelTable& table, const KernelSpec& spec,
+                                       const std::vector<std::string>& exclude) {
   static const Attributes kNoAttributes;
   const Attributes& attrs = spec.params ? *spec.params : kNoAttributes;
   std::vector<std::string> declined;
   for (const KernelEntry& e : table) {
     if (!RunsOp(e, spec.op)) continue;
+    if (std::find(exclude.begin(), exclude.end(), e.id) != exclude.end()) {
+      declined.push_back(absl::StrCat(e.id, ": excluded"));
+      continue;
+    }
     // The blob is the node's attributes, every one of which the entry must declare with its type:
     // an attribute it does not know could change what the op computes.
     if (absl::Status s = CheckAttributes(attrs, e.params, /*allow_unknown=*/false); !s.ok()) {

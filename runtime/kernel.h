@@ -136,7 +136,9 @@ struct Selection {
 
 // Compile time: the first entry of `table` that runs `spec` (spec.params = the node's attributes).
 // NotFound when no entry does (the message lists what each candidate entry said).
-absl::StatusOr<Selection> SelectKernel(const KernelTable& table, const KernelSpec& spec);
+// `exclude`: entry ids not to consider (compile --exclude-kernels: to run or time another entry).
+absl::StatusOr<Selection> SelectKernel(const KernelTable& table, const KernelSpec& spec,
+                                       const std::vector<std::string>& exclude = {});
 // The entry with this id, or nullptr.
 const KernelEntry* FindKernel(const KernelTable& table, const std::string& id);
 // Session: a step's blob against its entry's declaration (version, names, types).

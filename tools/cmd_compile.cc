@@ -1,7 +1,8 @@
 // gcomp compile MODEL.onnx -o OUT.gplan [--target T] [--precision P] [--level O0..O3 | --passes a,b]
 //               [--batch N] [--keep-fp32 REGEX] [--calibration DIR] [--max-rel-error E] [--tune]
 // Optimizes the model for the target (O3 unless --level; --passes: that pass list instead, e.g. a
-// level's passes with one left out to measure what it buys), generates the plan (kernels, memory plan,
+// level's passes with one left out to measure what it buys; --exclude-kernels ID,...: kernel
+// entries not to select, so that the next entry of the table runs the step), generates the plan (kernels, memory plan,
 // packed weights) and writes the plan file. --tune (cuda targets, on a machine with the device):
 // times each GEMM's and convolution's candidate algorithms and stores the fastest in the plan's
 // tuning section, keyed by the device and library versions.
@@ -19,7 +20,7 @@ namespace gcomp::cli {
 int Compile(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 2,
                         {"-o", "--target", "--precision", "--level", "--passes", "--batch", "--keep-fp32",
-                         "--calibration", "--max-rel-error"},
+                         "--calibration", "--max-rel-error", "--exclude-kernels"},
                         {"--tune", "--explain"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("compile takes one MODEL.onnx"));

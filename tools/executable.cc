@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/status_macros.h"
 #include "passes/target.h"
 #include "plan/plan_file.h"
@@ -56,6 +57,9 @@ absl::StatusOr<std::unique_ptr<plan::Plan>> CompileModel(const Args& args, const
   o.model = std::filesystem::path(path).filename().string();
   o.precision = PrecisionOf(a);
   o.level = a.Get("--level");
+  if (a.Has("--exclude-kernels")) {
+    o.exclude_kernels = absl::StrSplit(a.Get("--exclude-kernels"), ',', absl::SkipEmpty());
+  }
   if (a.Has("--batch")) {
     int64_t b = 0;
     if (!absl::SimpleAtoi(a.Get("--batch"), &b) || b < 1 || b > 4096) {

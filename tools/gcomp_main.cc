@@ -13,6 +13,7 @@ commands:
   compile MODEL.onnx -o OUT.gplan [--target cpu|cuda|cuda:sm_90|cuda:sm_80] [--precision P] [--level L] [--batch N]
                              [--keep-fp32 REGEX] [--tune]   (--tune: cuda, on the device)
                              [--passes a,b]   (a pass list instead of the level's)
+                             [--exclude-kernels ID,...]   (kernel entries not to select)
   inspect MODEL.onnx|PLAN [--target T] [--level L] [--format text|dot|json|html] [--summary] [--explain] [-o FILE]
                              [--device-code DIR]   (a plan: write its generated kernels, cubin and PTX)
   opt MODEL.onnx --passes=a,b [--print-after=PASS] [--print-after-all] [--verify-each] [--time-passes] [--explain]

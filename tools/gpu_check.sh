@@ -11,8 +11,10 @@
 #                             environment's nvidia-* wheels), then within 8 minutes
 #                               1. the gpu session tests (graph replay, device pointers, shared
 #                                  weights, cuBLASLt epilogue order);
-#                               2. small ResNet fixtures at fp32/fp16/bf16 and a small ViT at fp32,
-#                                  batch 1..max, against ONNX Runtime;
+#                               2. small ResNet fixtures and a small ViT at fp32/fp16/bf16, batch
+#                                  1..max, against ONNX Runtime;
+#                               2b. the attention kernels alone (cuDNN SDPA, flash, exact) at
+#                                  sequence lengths 1, 50, 197, 256 against the interpreter;
 #                               3. ResNet-50 exported there with its own torch, the same checks;
 #                               4. ResNet-50 fp16 against PyTorch eager and torch.compile at batch
 #                                  1, 32, 256 (tools/bench/gpu_vs_torch.py);
@@ -109,6 +111,7 @@ run() {
     "$work/plans/tv_small_resnet_op17_dynamic_fp32.gplan" "$work/plans/tv_small_resnet_op17_dynamic_bf16.gplan"
   section small_models 100 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/models" \
     tv_small_resnet_op17_dynamic zoo_small_resnet_op9 tv_small_vit_op17_dynamic
+  section attention 90 $py "$root/tests/gpu/check_gpu_attention.py" "$work/gcomp"
   section export_resnet50 60 $py "$root/tools/bench/gpu_vs_torch.py" export "$work/full/tv_resnet50"
   section resnet50 120 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_resnet50
   section benchmark $((470 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench "$work/full/tv_resnet50" \

@@ -11,7 +11,8 @@ Where no CUDA device is present, `gcomp run PLAN` is refused with exit 2 and a m
 (on a machine with a device, the gpu-labelled tests run the plans instead).
 Attention steps run on the exact kernel at fp32/tf32 and on cuDNN's SDPA at fp16/bf16, with the
 flash-attention kernel compiled in as its fallback; that kernel's SASS holds Tensor Core MMAs
-(HMMA) on both architectures.
+(HMMA) on both architectures. With cuDNN's entry excluded (`--exclude-kernels`), ViT attention
+compiles onto the flash-attention entry itself.
 Usage: check_cuda_plans.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import os
 import re
@@ -103,6 +104,18 @@ def check_plan(gcomp, model, precision, tmp, cuobj):
     return failures, plans[0], len(steps), len(functions)
 
 
+def check_flash_entry(gcomp, model, tmp):
+    """fp16 with cuDNN's entry excluded: every Attention step on the flash-attention entry."""
+    plan = os.path.join(tmp, "flash.gplan")
+    r = run([gcomp, "compile", model, "--target", "cuda", "--precision", "fp16", "--exclude-kernels",
+             "cuda.cudnn.sdpa", "-o", plan])
+    if r.returncode != 0:
+        return [f"compile --exclude-kernels cuda.cudnn.sdpa failed: {r.stderr.strip()}"]
+    text = run([gcomp, "inspect", plan]).stdout
+    kernels = re.findall(r"^  #\d+ .* \(Attention\) -> kernel (\S+):", text, re.M)
+    return [f"Attention on {k} with cuda.cudnn.sdpa excluded" for k in kernels if k != "cuda.nvrtc.flash_attention"]
+
+
 def main():
     gcomp, models_dir, models = sys.argv[1], sys.argv[2], sys.argv[3:]
     cuobj = cuobjdump()
@@ -134,6 +147,12 @@ def main():
                         print(f"SKIP run-without-device check: this machine has a CUDA device "
                               f"(the gpu-labelled tests run the plans)")
                     refused_checked = True
+            if "vit" in name:
+                failures = check_flash_entry(gcomp, model, tmp)
+                print(f"{'PASS' if not failures else 'FAIL'} {name} fp16 without cuDNN SDPA: attention on the flash entry")
+                for f in failures:
+                    print(f"    {f}")
+                failed += bool(failures)
     if failed:
         print(f"{failed} check(s) failed")
         return 1
