@@ -5,6 +5,7 @@
 //   name or op matches --keep-fp32 REGEX -> fp32 ("pinned by --keep-fp32 'REGEX'")
 //   produces a graph output              -> fp32 ("model output kept fp32")
 //   Cast (from the model)                -> its own `to` type
+//   LayerNorm (fused) on an input in P   -> P: statistics in fp32 inside the kernel, no casts
 //   LayerNorm, Softmax, reductions, ...  -> fp32 (the op's statistics or exp overflow in fp16)
 //   FusedConv, FusedGemm, Conv, Gemm,
 //   MatMul, Attention                    -> P: every float operand in P (weights converted,
@@ -143,6 +144,12 @@ class Assigner {
     if (Pinned(n)) return {DType::kF32, absl::StrCat("pinned by --keep-fp32 '", keep_pattern_, "'")};
     for (const Value* o : n->outputs) {
       if (o && g_.IsGraphOutput(o)) return {DType::kF32, "model output kept fp32"};
+    }
+    if (n->op == "LayerNorm" && n->input(0) && !n->input(0)->is_constant() && n->input(0)->dtype == p_) {
+      // gcomp's fused LayerNorm kernels compute the mean and variance in fp32 whatever the storage
+      // (as the reference does, stash_type float): reading and writing P removes two casts.
+      return {p_, absl::StrCat("LayerNorm reads and stores ", p,
+                               " (its input is stored ", p, "), mean and variance in fp32 inside the kernel")};
     }
     if (auto it = Fp32Ops().find(n->op); it != Fp32Ops().end()) return {DType::kF32, it->second};
     if (p_ == DType::kF16) {

@@ -734,11 +734,73 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
     *why_not = "the normalized dims depend on the batch";
     return std::nullopt;
   }
-  // One warp per row: lanes stride the row, fp32 sums reduced by shuffles, the variance from a
-  // second pass over the row (as the reference), 1/sqrt in double as the cpu kernel does.
   const std::string xt = StorageType(p->x_type), st = StorageType(p->s_type), bt = StorageType(p->b_type),
                     yt = StorageType(p->y_type);
   const int64_t len = p->len;
+  // Rows that split into 16-byte chunks, up to 8 per lane: the row is read once with vector loads
+  // into registers, the mean and the variance (two passes, as the reference) come from there, and
+  // the output leaves in vector stores.
+  const int64_t per_chunk = 16 / static_cast<int64_t>(DTypeSize(p->x_type));
+  if (DTypeSize(p->x_type) == DTypeSize(p->y_type) && (p->x_type == DType::kF32 || p->x_type == DType::kF16 ||
+                                                       p->x_type == DType::kBF16) &&
+      len % (32 * per_chunk) == 0 && len / (32 * per_chunk) <= 8) {
+    const int64_t chunks = len / (32 * per_chunk), words = per_chunk * static_cast<int64_t>(DTypeSize(p->x_type)) / 4;
+    const bool half = DTypeSize(p->x_type) == 2;
+    auto unpack = [&](const char* u, const char* dst) {
+      std::string code;
+      const char* parts[4] = {"x", "y", "z", "w"};
+      for (int64_t w = 0; w < words; ++w) {
+        if (half) {
+          absl::StrAppend(&code, "        ", dst, "[", 2 * w, "] = ", Load(p->x_type, absl::StrCat("(unsigned short)(", u, ".", parts[w], " & 0xffffu)")), ";\n",
+                          "        ", dst, "[", 2 * w + 1, "] = ", Load(p->x_type, absl::StrCat("(unsigned short)(", u, ".", parts[w], " >> 16)")), ";\n");
+        } else {
+          absl::StrAppend(&code, "        ", dst, "[", w, "] = __uint_as_float(", u, ".", parts[w], ");\n");
+        }
+      }
+      return code;
+    };
+    auto pack = [&](const char* src, const char* u) {
+      std::string code;
+      const char* parts[4] = {"x", "y", "z", "w"};
+      for (int64_t w = 0; w < words; ++w) {
+        if (half) {
+          absl::StrAppend(&code, "        ", u, ".", parts[w], " = (unsigned int)", Store(p->y_type, absl::StrCat(src, "[", 2 * w, "]")),
+                          " | ((unsigned int)", Store(p->y_type, absl::StrCat(src, "[", 2 * w + 1, "]")), " << 16);\n");
+        } else {
+          absl::StrAppend(&code, "        ", u, ".", parts[w], " = __float_as_uint(", src, "[", w, "]);\n");
+        }
+      }
+      return code;
+    };
+    std::string body = absl::StrCat(
+        "  const uint4* x = (const uint4*)a.in[0];\n  const ", st, "* g = (const ", st, "*)a.in[1];\n");
+    if (p->has_bias) absl::StrAppend(&body, "  const ", bt, "* b = (const ", bt, "*)a.in[2];\n");
+    absl::StrAppend(
+        &body, "  uint4* y = (uint4*)a.out[0];\n",
+        "  for (long long row = gc_warp_first(); row < a.total; row += gc_warp_stride()) {\n",
+        "    const uint4* xr = x + row * ", len / per_chunk, "LL;\n    uint4* yr = y + row * ", len / per_chunk, "LL;\n",
+        "    float v[", chunks, "][", per_chunk, "];\n", "    float s = 0.0f;\n",
+        "    for (int c = 0; c < ", chunks, "; ++c) {\n", "      const uint4 u = xr[c * GC_WARP + gc_lane()];\n",
+        "      {\n        float* e = v[c];\n", unpack("u", "e"), "      }\n",
+        "      for (int k = 0; k < ", per_chunk, "; ++k) s += v[c][k];\n    }\n",
+        "    const float mean = gc_warp_sum(s) / ", FloatLiteral(static_cast<float>(len)), ";\n",
+        "    float q = 0.0f;\n", "    for (int c = 0; c < ", chunks, "; ++c)\n",
+        "      for (int k = 0; k < ", per_chunk, "; ++k) { const float d = v[c][k] - mean; q += d * d; }\n",
+        "    const float inv = (float)(1.0 / sqrt((double)gc_warp_sum(q) / ", len, ".0 + (double)",
+        FloatLiteral(p->epsilon), "));\n", "    for (int c = 0; c < ", chunks, "; ++c) {\n",
+        "      const long long j0 = (long long)(c * GC_WARP + gc_lane()) * ", per_chunk, "LL;\n",
+        "      float o[", per_chunk, "];\n", "      for (int k = 0; k < ", per_chunk, "; ++k) o[k] = (v[c][k] - mean) * inv * ",
+        Load(p->s_type, "g[j0 + k]"), p->has_bias ? absl::StrCat(" + ", Load(p->b_type, "b[j0 + k]")) : "", ";\n",
+        "      uint4 u;\n      {\n", pack("o", "u"), "      }\n", "      yr[c * GC_WARP + gc_lane()] = u;\n    }\n  }\n");
+    GeneratedKernel k = Finish(absl::StrCat("layernorm_v", per_chunk, "_", len, "_", DTypeName(p->y_type)), body, len,
+                               absl::StrCat("layer norm, one warp per row of ", len, " held in registers, 16-byte loads "
+                                            "and stores, fp32 statistics, ", DTypeName(p->y_type)),
+                               256, 4);
+    k.threads_per_item = 32;
+    return k;
+  }
+  // Otherwise one warp per row: lanes stride the row, fp32 sums reduced by shuffles, the variance
+  // from a second pass over the row (as the reference), 1/sqrt in double as the cpu kernel does.
   std::string body = absl::StrCat(
       "  const ", xt, "* x = (const ", xt, "*)a.in[0];\n  const ", st, "* g = (const ", st, "*)a.in[1];\n");
   if (p->has_bias) absl::StrAppend(&body, "  const ", bt, "* b = (const ", bt, "*)a.in[2];\n");

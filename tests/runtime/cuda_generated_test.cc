@@ -338,6 +338,15 @@ std::vector<Case> Cases() {
     gamma.per_batch = beta.per_batch = {0};
     add("layernorm_f16", "LayerNorm", ln, {Batched(DType::kF16, {2, 3, 40}), gamma, beta},
         Batched(DType::kF16, {2, 3, 40}), {{}, RandomBytes(DType::kF32, 40, 11), RandomBytes(DType::kF32, 40, 12)});
+    // Rows of whole 16-byte chunks per lane: the vectorized kernel (ViT-B's 768 in fp32, 6 chunks
+    // per lane; fp16 and bf16 rows of 256 and 512).
+    for (const auto& [t, len] : {std::pair{DType::kF32, int64_t{768}}, std::pair{DType::kF16, int64_t{256}},
+                                 std::pair{DType::kBF16, int64_t{512}}}) {
+      Operand g{true, DType::kF32, {len}}, b{true, DType::kF32, {len}};
+      g.per_batch = b.per_batch = {0};
+      add(std::string("layernorm_vectorized_") + DTypeName(t), "LayerNorm", ln, {Batched(t, {2, 3, len}), g, b},
+          Batched(t, {2, 3, len}), {{}, RandomBytes(DType::kF32, len, 13), RandomBytes(DType::kF32, len, 14)});
+    }
   }
   {
     // Attention, packed [B, S, H*D] (3 heads of 8, 5 queries, 7 keys) and 4-D [B, H, S, D] with
