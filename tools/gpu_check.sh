@@ -8,7 +8,7 @@
 #                             and three small fixtures into gpu_carry/bundle.tar.xz (< 60 MiB).
 #   tools/gpu_check.sh run    On the GPU machine, from the repository root, with gpu_carry/ carried:
 #                             unpacks, finds cuBLASLt/cuDNN/NVRTC (CUDA toolkit or the Python
-#                             environment's nvidia-* wheels), then within 8 minutes
+#                             environment's nvidia-* wheels), then within 9 minutes
 #                               1. the gpu session tests (graph replay, device pointers, shared
 #                                  weights, cuBLASLt epilogue order);
 #                               2. small ResNet fixtures and a small ViT at fp32/fp16/bf16, batch
@@ -18,6 +18,8 @@
 #                               3. ResNet-50 exported there with its own torch, the same checks;
 #                               4. ResNet-50 fp16 against PyTorch eager and torch.compile at batch
 #                                  1, 32, 256 (tools/bench/gpu_vs_torch.py);
+#                               5. ViT-B/16 exported there: the checks of 3 and the benchmark of 4
+#                                  at batch 1, 64, 256;
 #                             and writes $OUT/gpu_report.md and $OUT/gpu_report.json.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -114,9 +116,15 @@ run() {
   section attention 90 $py "$root/tests/gpu/check_gpu_attention.py" "$work/gcomp"
   section export_resnet50 60 $py "$root/tools/bench/gpu_vs_torch.py" export "$work/full/tv_resnet50"
   section resnet50 120 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_resnet50
-  section benchmark $((470 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench "$work/full/tv_resnet50" \
+  section benchmark $((330 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench "$work/full/tv_resnet50" \
     --gcomp "$work/gcomp" --cuda-bench "$work/cuda_bench" --json "$out/gpu_bench.json" --markdown "$out/gpu_bench.md"
   [ -f "$out/gpu_bench.md" ] && { echo; echo "## benchmark table"; echo; cat "$out/gpu_bench.md"; } >> "$md"
+  section export_vit_b_16 60 $py "$root/tools/bench/gpu_vs_torch.py" export "$work/full/tv_vit_b_16" --model vit_b_16
+  section vit_b_16 90 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_vit_b_16
+  section benchmark_vit $((530 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench \
+    "$work/full/tv_vit_b_16" --model vit_b_16 --batches 1,64,256 --gcomp "$work/gcomp" --cuda-bench "$work/cuda_bench" \
+    --json "$out/gpu_bench_vit.json" --markdown "$out/gpu_bench_vit.md"
+  [ -f "$out/gpu_bench_vit.md" ] && { echo; echo "## benchmark table (ViT-B/16)"; echo; cat "$out/gpu_bench_vit.md"; } >> "$md"
   printf '{"total_seconds": %d, "sections": [%s]}\n' $((SECONDS - start)) "$(IFS=,; echo "${results[*]}")" > "$json"
   echo "report: $md ($((SECONDS - start)) s)"
 }

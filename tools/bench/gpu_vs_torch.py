@@ -1,14 +1,16 @@
-"""ResNet-50 on the GPU: gcomp's cuda plan against PyTorch eager and torch.compile, in one run.
+"""ResNet-50 and ViT-B/16 on the GPU: gcomp's cuda plan against PyTorch eager and torch.compile, in one run.
 
-  gpu_vs_torch.py export DIR        torchvision resnet50 (random weights, seed 0) as DIR/model.onnx
+  gpu_vs_torch.py export DIR [--model resnet50|vit_b_16]
+                                    the torchvision model (random weights, seed 0) as DIR/model.onnx
                                     (TorchScript exporter, opset 17, dynamic batch) with one stored
                                     data set (batch 2, ONNX Runtime's output), a fixture for
                                     tests/gpu/check_gpu_plans.py
-  gpu_vs_torch.py bench DIR --gcomp G --cuda-bench B [--batches 1,32,256] [--json F] [--markdown F]
+  gpu_vs_torch.py bench DIR --gcomp G --cuda-bench B [--model M] [--batches 1,32,256] [--json F] [--markdown F]
                                     fp16 at each batch: gcomp (cuda plan, device-resident I/O, CUDA
                                     graph, cuda_bench's CUDA-event timing) against PyTorch eager
-                                    fp16 (channels_last, inference_mode) and torch.compile of the
-                                    same module, timed with CUDA events, medians of the runs
+                                    fp16 (channels_last, inference_mode; ViT's attention is
+                                    PyTorch's scaled_dot_product_attention path) and torch.compile
+                                    of the same module, timed with CUDA events, medians of the runs
 Needs torch 2.x with CUDA, torchvision, onnx and onnxruntime (the GPU machine's Python)."""
 import argparse
 import json
@@ -20,22 +22,25 @@ import time
 import numpy as np
 
 
-def build_model():
+MODELS = {"resnet50": "ResNet-50", "vit_b_16": "ViT-B/16"}
+
+
+def build_model(name):
     import torch
     import torchvision
 
     torch.manual_seed(0)
-    return torchvision.models.resnet50(weights=None).eval()
+    return getattr(torchvision.models, name)(weights=None).eval()
 
 
-def export(out_dir):
+def export(out_dir, name):
     import onnx
     import onnxruntime as ort
     import torch
     from onnx import numpy_helper
 
     os.makedirs(os.path.join(out_dir, "test_data_set_0"), exist_ok=True)
-    model = build_model()
+    model = build_model(name)
     path = os.path.join(out_dir, "model.onnx")
     x = torch.randn(2, 3, 224, 224)
     kwargs = dict(input_names=["input"], output_names=["output"], opset_version=17,
@@ -75,7 +80,7 @@ def bench(args):
 
     batches = [int(b) for b in args.batches.split(",")]
     model_path = os.path.join(args.dir, "model.onnx")
-    plan = os.path.join(args.dir, "resnet50_fp16.gplan")
+    plan = os.path.join(args.dir, f"{args.model}_fp16.gplan")
     t0 = time.time()
     r = subprocess.run([args.gcomp, "compile", model_path, "--target", "cuda", "--precision", "fp16", "--level", "O3",
                         "--batch", str(max(batches)), "-o", plan], capture_output=True, text=True)
@@ -88,7 +93,7 @@ def bench(args):
         sys.exit(f"cuda_bench failed: {r.stderr}")
     gcomp_rows = {row["batch"]: row for row in map(json.loads, r.stdout.splitlines())}
     dev = torch.device("cuda")
-    model = build_model().half().to(dev).to(memory_format=torch.channels_last)
+    model = build_model(args.model).half().to(dev).to(memory_format=torch.channels_last)
     compiled = torch.compile(model)
     rows = []
     for b in batches:
@@ -100,11 +105,12 @@ def bench(args):
                      "gcomp_images_per_s": b * 1000 / g["median_ms"], "eager_images_per_s": b * 1000 / eager_ms,
                      "compile_images_per_s": b * 1000 / comp_ms, "vs_eager": eager_ms / g["median_ms"],
                      "vs_compile": comp_ms / g["median_ms"]})
-    result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "precision": "fp16",
+    result = {"model": args.model, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+              "precision": "fp16",
               "plan_compile_s": compile_s, "rows": rows,
               "gcomp_memory": gcomp_rows[batches[-1]]["memory"],
               "gcomp_algorithms_at_max_batch": gcomp_rows[batches[-1]]["algorithms"]}
-    lines = [f"ResNet-50 fp16 on {result['device']} (torch {result['torch']}), medians of CUDA-event timings; "
+    lines = [f"{MODELS[args.model]} fp16 on {result['device']} (torch {result['torch']}), medians of CUDA-event timings; "
              f"gcomp: cuda plan, device-resident I/O, one CUDA graph per batch; PyTorch: channels_last, inference_mode",
              "", "| batch | gcomp ms | eager ms | torch.compile ms | gcomp img/s | vs eager | vs torch.compile |",
              "|---|---|---|---|---|---|---|"]
@@ -125,6 +131,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["export", "bench"])
     p.add_argument("dir")
+    p.add_argument("--model", choices=sorted(MODELS), default="resnet50")
     p.add_argument("--gcomp")
     p.add_argument("--cuda-bench")
     p.add_argument("--batches", default="1,32,256")
@@ -132,7 +139,7 @@ def main():
     p.add_argument("--markdown")
     args = p.parse_args()
     if args.mode == "export":
-        export(args.dir)
+        export(args.dir, args.model)
     else:
         bench(args)
 
