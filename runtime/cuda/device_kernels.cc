@@ -797,6 +797,7 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
                                             "and stores, fp32 statistics, ", DTypeName(p->y_type)),
                                256, 4);
     k.threads_per_item = 32;
+    k.alignment = 16;
     return k;
   }
   // Otherwise one warp per row: lanes stride the row, fp32 sums reduced by shuffles, the variance
@@ -889,6 +890,13 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
     *why_not = absl::StrCat("head sizes ", d, "/", dv, " are not multiples of 16 up to 128");
     return std::nullopt;
   }
+  // Pairs of halves are read and written as 32-bit words: rows and head columns must be even.
+  for (const runtime::AttentionShape::Rows* r : {&a->q, &a->k, &a->v, &a->y}) {
+    if (a->packed && (r->width % 2 != 0 || r->offset % 2 != 0)) {
+      *why_not = "a row width or head column offset is odd (32-bit pair loads)";
+      return std::nullopt;
+    }
+  }
   // A block of 4 warps takes 64 queries of one (batch, head); each warp owns 16 query rows as
   // m16n8k16 A fragments for the whole pass. K/V tiles of `kt` keys go through shared memory (V
   // transposed, so that both B operands are read as 32-bit pairs; rows padded by 8 elements so
@@ -972,6 +980,7 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
              static_cast<int>(kThreads));
   kernel.threads_per_item = static_cast<int>(kThreads);
   kernel.items = a->batch * hq * q_tiles;
+  kernel.alignment = 4;
   return kernel;
 }
 

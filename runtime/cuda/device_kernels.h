@@ -36,6 +36,9 @@ struct GeneratedKernel {
   // >= 0: the work items at the dims it was generated for (tiles of a flash-attention kernel);
   // otherwise elements of output 0 / vector.
   int64_t items = -1;
+  // The alignment in bytes its operand pointers need (4: pairs of halves, 16: vector loads); the
+  // launch refuses others with an error instead of a misaligned access on the device.
+  int64_t alignment = 1;
   std::string description;  // "max pool 3x3 stride 2x2 NHWC f16"
 };
 

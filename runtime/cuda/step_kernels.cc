@@ -3,6 +3,7 @@
 #include "runtime/cuda/step_kernels.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -153,6 +154,20 @@ absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, c
   args.batch = batch;
   args.total = total;
   if (total <= 0) return absl::OkStatus();
+  if (k.alignment > 1) {
+    for (const void* p : inputs) {
+      if (p && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(k.alignment) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("generated kernel '", k.code.name, "' needs operands aligned to ",
+                                                       k.alignment, " bytes"));
+      }
+    }
+    for (const void* p : outputs) {
+      if (p && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(k.alignment) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("generated kernel '", k.code.name, "' needs operands aligned to ",
+                                                       k.alignment, " bytes"));
+      }
+    }
+  }
   // A grid-stride loop: enough blocks to fill the device several times over, no more.
   const int64_t threads = total * k.threads_per_item;
   const int64_t blocks = std::min<int64_t>((threads + k.block - 1) / k.block, int64_t{ctx.sm_count} * 32);
