@@ -395,7 +395,7 @@ std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::stri
   }
   if (!s.seq_first && (k.dims[0] != s.batch || v.dims[0] != s.batch)) return fail("batch");
   if (s.kv_heads < 1 || s.q_heads % s.kv_heads != 0) return fail("heads");
-  if (s.head < 1 || s.v_head < 1 || s.kv_seq < 1) return fail("empty");
+  if (s.head < 1 || s.v_head < 1 || s.kv_seq < 1 || s.q_seq < 1) return fail("empty");
   s.scale =
       a.Has("scale") ? a.GetFloat("scale", 1.0f) : static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head)));
   return s;

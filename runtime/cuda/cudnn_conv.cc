@@ -39,6 +39,13 @@ absl::Status FeOk(fe::error_t e, const char* what) {
   return absl::UnimplementedError(absl::StrCat("cuDNN ", what, ": ", e.get_message()));
 }
 
+// An execute that fails at run time is an internal error: during CUDA-graph capture the executor
+// then runs the batch step by step instead of failing it.
+absl::Status FeExecuted(fe::error_t e) {
+  if (e.is_good()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("cuDNN execute: ", e.get_message()));
+}
+
 // One batch size's graph and its tensors; `plan` is the execution plan it runs (-1: the
 // heuristics' choice as built by build_plans).
 struct ConvGraph {
@@ -187,9 +194,9 @@ class ConvStep : public CudaKernel {
       if (g.b) pack[g.b] = const_cast<void*>(bias);
       if (g.z) pack[g.z] = const_cast<void*>(residual);
       if (g.plan >= 0) {
-        RETURN_IF_ERROR(FeOk(g.graph->execute_plan_at_index(ctx_.dnn, pack, workspace.data(), g.plan), "execute"));
+        RETURN_IF_ERROR(FeExecuted(g.graph->execute_plan_at_index(ctx_.dnn, pack, workspace.data(), g.plan)));
       } else {
-        RETURN_IF_ERROR(FeOk(g.graph->execute(ctx_.dnn, pack, workspace.data()), "execute"));
+        RETURN_IF_ERROR(FeExecuted(g.graph->execute(ctx_.dnn, pack, workspace.data())));
       }
     }
     if (act_) {

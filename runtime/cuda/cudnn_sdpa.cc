@@ -5,6 +5,7 @@
 // flash-attention kernel instead and its algorithm says so.
 #include <cudnn_frontend.h>
 
+#include <cstdint>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -24,6 +25,15 @@ absl::Status FeOk(fe::error_t e, const char* what) {
   if (e.is_good()) return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat("cuDNN ", what, ": ", e.get_message()));
 }
+
+// An execute that fails at run time is an internal error: during CUDA-graph capture the executor
+// then runs the batch step by step instead of failing it.
+absl::Status FeExecuted(fe::error_t e) {
+  if (e.is_good()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("cuDNN execute: ", e.get_message()));
+}
+
+bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 struct SdpaGraph {
   std::shared_ptr<fe::graph::Graph> graph;
@@ -101,17 +111,21 @@ class SdpaStep : public CudaKernel {
   absl::Status Run(const runtime::RunContext&, std::span<const void* const> in, std::span<void* const> out,
                    std::span<uint8_t> workspace) override {
     if (!current_) return absl::InternalError("attention run before Reshape");
-    if (!current_->cudnn) return LaunchGenerated(ctx_, flash_, flash_fn_, batch_, current_->items, in, out);
-    const SdpaGraph& g = current_->graph;
     auto at = [&](const void* p, int64_t offset) {
       return static_cast<void*>(const_cast<uint8_t*>(static_cast<const uint8_t*>(p)) + offset * current_->element_size);
     };
+    // cuDNN takes 16-byte aligned operands only; device I/O a caller passes in may be less aligned
+    // (the flash kernel needs 4 bytes).
+    const bool aligned = Aligned16(at(in[0], current_->desc.q_offset)) && Aligned16(at(in[1], current_->desc.k_offset)) &&
+                         Aligned16(at(in[2], current_->desc.v_offset)) && Aligned16(out[0]);
+    if (!current_->cudnn || !aligned) return LaunchGenerated(ctx_, flash_, flash_fn_, batch_, current_->items, in, out);
+    const SdpaGraph& g = current_->graph;
     std::unordered_map<std::shared_ptr<fe::graph::Tensor_attributes>, void*> pack = {
         {g.q, at(in[0], current_->desc.q_offset)},
         {g.k, at(in[1], current_->desc.k_offset)},
         {g.v, at(in[2], current_->desc.v_offset)},
         {g.o, out[0]}};
-    return FeOk(g.graph->execute(ctx_.dnn, pack, workspace.data()), "execute");
+    return FeExecuted(g.graph->execute(ctx_.dnn, pack, workspace.data()));
   }
 
   std::string Algorithm() const override { return current_ ? current_->algorithm : ""; }

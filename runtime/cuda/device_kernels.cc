@@ -7,6 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "runtime/op_geometry.h"
 
 namespace gcomp::cuda {
@@ -917,7 +920,8 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       "  const unsigned short* q = (const unsigned short*)a.in[0];\n",
       "  const unsigned short* k = (const unsigned short*)a.in[1];\n",
       "  const unsigned short* v = (const unsigned short*)a.in[2];\n", "  unsigned short* y = (unsigned short*)a.out[0];\n",
-      "  __shared__ unsigned short ks[", kt * ks_stride, "];\n", "  __shared__ unsigned short vs[", dv * vs_stride, "];\n",
+      "  __shared__ __align__(16) unsigned short ks[", kt * ks_stride, "];\n",
+      "  __shared__ __align__(16) unsigned short vs[", dv * vs_stride, "];\n",
       "  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;\n", "  const float ninf = -__int_as_float(0x7f800000);\n",
       "  for (long long item = blockIdx.x; item < a.total; item += gridDim.x) {\n", "    const long long qt = item % ",
       q_tiles, "LL, h = (item / ", q_tiles, "LL) % ", hq, "LL, b = item / ", q_tiles * hq, "LL, hk = h / ", hq / hk,
@@ -972,6 +976,18 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       "(o[n][1] / l0) << 16));\n", "    }\n", "    if (r1 < ", sq, "LL) {\n", "      unsigned short* yr = y + ",
       at(a->y, "b", "h", "r1", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8, "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)",
       to_half, "(o[n][2] / l1) | ((unsigned int)", to_half, "(o[n][3] / l1) << 16));\n", "    }\n  }\n");
+  // The loops over the register arrays (fragments, accumulators) must unroll, or the arrays would
+  // live in local memory.
+  std::string unrolled;
+  for (absl::string_view line : absl::StrSplit(body, '\n')) {
+    const absl::string_view code = absl::StripLeadingAsciiWhitespace(line);
+    if (absl::StartsWith(code, "for (int kk =") || absl::StartsWith(code, "for (int n =") ||
+        absl::StartsWith(code, "for (int c =")) {
+      absl::StrAppend(&unrolled, "#pragma unroll\n");
+    }
+    if (!line.empty()) absl::StrAppend(&unrolled, line, "\n");
+  }
+  body = unrolled;
   GeneratedKernel kernel =
       Finish(absl::StrCat("flash_attention_", DTypeName(dt)), body, dv,
              absl::StrCat("flash attention on Tensor Cores (mma.sync m16n8k16 ", ty, ", fp32 accumulation): ", hq,

@@ -48,6 +48,7 @@ constexpr char kHostEmulation[] = R"(#include <math.h>
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 struct uint4 { unsigned int x, y, z, w; };
 struct gc_dim3 { unsigned int x = 0, y = 0, z = 0; };
 static thread_local gc_dim3 threadIdx, blockIdx;
