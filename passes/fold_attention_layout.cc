@@ -516,10 +516,15 @@ absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx) {
       all[1][s] = 3;
     }
   }
+  // The Attention nodes first: a fold erases its view chains, which a snapshot of all the nodes
+  // would still hold (no fold erases another Attention).
+  std::vector<Node*> attention;
+  for (Node* n : g.nodes()) {
+    if (n->op == "Attention") attention.push_back(n);
+  }
   Rewriter rw(g);
   bool changed = false;
-  for (Node* n : g.nodes()) {
-    if (n->op != "Attention") continue;
+  for (Node* n : attention) {
     ASSIGN_OR_RETURN(bool folded, Fold(g, rw, n, all, ctx));
     changed |= folded;
   }
