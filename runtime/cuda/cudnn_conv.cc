@@ -14,6 +14,7 @@
 #include "runtime/cuda/conv_desc.h"
 #include "runtime/cuda/cuda_kernels.h"
 #include "runtime/cuda/cuda_status.h"
+#include "runtime/cuda/cudnn_status.h"
 #include "runtime/cuda/lt_matmul.h"
 #include "runtime/cuda/step_kernels.h"
 
@@ -32,18 +33,6 @@ fe::DataType_t FeType(DType t) {
     default:
       return fe::DataType_t::FLOAT;
   }
-}
-
-absl::Status FeOk(fe::error_t e, const char* what) {
-  if (e.is_good()) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat("cuDNN ", what, ": ", e.get_message()));
-}
-
-// An execute that fails at run time is an internal error: during CUDA-graph capture the executor
-// then runs the batch step by step instead of failing it.
-absl::Status FeExecuted(fe::error_t e) {
-  if (e.is_good()) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("cuDNN execute: ", e.get_message()));
 }
 
 // One batch size's graph and its tensors; `plan` is the execution plan it runs (-1: the

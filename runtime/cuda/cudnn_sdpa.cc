@@ -12,6 +12,7 @@
 #include "core/status_macros.h"
 #include "runtime/cuda/cuda_kernels.h"
 #include "runtime/cuda/cuda_status.h"
+#include "runtime/cuda/cudnn_status.h"
 #include "runtime/cuda/sdpa_desc.h"
 #include "runtime/cuda/step_kernels.h"
 
@@ -20,18 +21,6 @@ namespace {
 
 namespace fe = cudnn_frontend;
 using runtime::KernelSpec;
-
-absl::Status FeOk(fe::error_t e, const char* what) {
-  if (e.is_good()) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat("cuDNN ", what, ": ", e.get_message()));
-}
-
-// An execute that fails at run time is an internal error: during CUDA-graph capture the executor
-// then runs the batch step by step instead of failing it.
-absl::Status FeExecuted(fe::error_t e) {
-  if (e.is_good()) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("cuDNN execute: ", e.get_message()));
-}
 
 bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 

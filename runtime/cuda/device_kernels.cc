@@ -7,9 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/str_split.h"
 #include "runtime/op_geometry.h"
 
 namespace gcomp::cuda {
@@ -299,6 +296,24 @@ std::optional<std::string> AttentionBatches(const KernelSpec& spec, const runtim
     }
   }
   return LinDims(spec.inputs[0], spec.batch)[batch_axis].Code();
+}
+
+// An attention step resolved for code generation: its shape and the code of its batch count.
+struct AttentionCode {
+  runtime::AttentionShape shape;
+  std::string batches;
+  std::string At(const runtime::AttentionShape::Rows& rows, const char* b, const char* h, const char* pos,
+                 int64_t heads, int64_t seq, int64_t width) const {
+    return AttentionOffset(shape, rows, batches, b, h, pos, heads, seq, width);
+  }
+};
+
+std::optional<AttentionCode> ResolveAttentionCode(const KernelSpec& spec, std::string* why_not) {
+  std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
+  if (!a) return std::nullopt;
+  std::optional<std::string> batches = AttentionBatches(spec, *a, why_not);
+  if (!batches) return std::nullopt;
+  return AttentionCode{*std::move(a), *std::move(batches)};
 }
 
 }  // namespace
@@ -829,16 +844,13 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
 }
 
 std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std::string* why_not) {
-  std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
-  if (!a) return std::nullopt;
-  const std::optional<std::string> batches = AttentionBatches(spec, *a, why_not);
-  if (!batches) return std::nullopt;
+  std::optional<AttentionCode> code = ResolveAttentionCode(spec, why_not);
+  if (!code) return std::nullopt;
+  const runtime::AttentionShape* a = &code->shape;
   const int64_t hq = a->q_heads, hk = a->kv_heads, sq = a->q_seq, sk = a->kv_seq, d = a->head, dv = a->v_head;
   const int64_t group = hq / hk;
   auto at = [&](const runtime::AttentionShape::Rows& rows, const char* b, const char* h, const char* pos,
-                int64_t heads, int64_t seq, int64_t width) {
-    return AttentionOffset(*a, rows, *batches, b, h, pos, heads, seq, width);
-  };
+                int64_t heads, int64_t seq, int64_t width) { return code->At(rows, b, h, pos, heads, seq, width); };
   const std::string qt = StorageType(a->q_type), kt = StorageType(a->k_type), vt = StorageType(a->v_type),
                     yt = StorageType(a->y_type);
   // One warp per query row: the lanes split the head dims of each dot product (reduced by
@@ -879,10 +891,9 @@ std::optional<GeneratedKernel> ExactAttentionKernel(const KernelSpec& spec, std:
 }
 
 std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std::string* why_not) {
-  std::optional<runtime::AttentionShape> a = runtime::ResolveAttention(spec, why_not);
-  if (!a) return std::nullopt;
-  const std::optional<std::string> batches = AttentionBatches(spec, *a, why_not);
-  if (!batches) return std::nullopt;
+  std::optional<AttentionCode> code = ResolveAttentionCode(spec, why_not);
+  if (!code) return std::nullopt;
+  const runtime::AttentionShape* a = &code->shape;
   const DType dt = a->y_type;
   if ((dt != DType::kF16 && dt != DType::kBF16) || a->q_type != dt || a->k_type != dt || a->v_type != dt) {
     *why_not = "Q, K, V and Y are not all fp16 or all bf16";
@@ -900,6 +911,8 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       return std::nullopt;
     }
   }
+  // The loops over register arrays (fragments, accumulators) carry `#pragma unroll`: rolled, the
+  // arrays would live in local memory.
   // A block of 4 warps takes 64 queries of one (batch, head); each warp owns 16 query rows as
   // m16n8k16 A fragments for the whole pass. K/V tiles of `kt` keys go through shared memory (V
   // transposed, so that both B operands are read as 32-bit pairs; rows padded by 8 elements so
@@ -913,9 +926,7 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
   const std::string ty = dt == DType::kF16 ? "f16" : "bf16";
   const std::string to_half = dt == DType::kF16 ? "gc_f2h" : "gc_f2b";
   auto at = [&](const runtime::AttentionShape::Rows& rows, const char* b, const char* h, const char* pos,
-                int64_t heads, int64_t seq, int64_t width) {
-    return AttentionOffset(*a, rows, *batches, b, h, pos, heads, seq, width);
-  };
+                int64_t heads, int64_t seq, int64_t width) { return code->At(rows, b, h, pos, heads, seq, width); };
   std::string body = absl::StrCat(
       "  const unsigned short* q = (const unsigned short*)a.in[0];\n",
       "  const unsigned short* k = (const unsigned short*)a.in[1];\n",
@@ -928,11 +939,11 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       "LL;\n", "    const long long r0 = qt * ", kRows, "LL + (threadIdx.x >> 5) * 16 + g, r1 = r0 + 8;\n",
       "    unsigned int qa[", d / 16, "][4];\n", "    {\n", "      const unsigned short* q0 = q + ", at(a->q, "b", "h", "r0", hq, sq, d),
       ";\n", "      const unsigned short* q1 = q + ", at(a->q, "b", "h", "r1", hq, sq, d), ";\n",
-      "      for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "        const int c = kk * 16 + 2 * t;\n",
+      "#pragma unroll\n", "      for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "        const int c = kk * 16 + 2 * t;\n",
       "        qa[kk][0] = r0 < ", sq, "LL ? gc_ld2(q0 + c) : 0u;\n", "        qa[kk][1] = r1 < ", sq,
       "LL ? gc_ld2(q1 + c) : 0u;\n", "        qa[kk][2] = r0 < ", sq, "LL ? gc_ld2(q0 + c + 8) : 0u;\n",
       "        qa[kk][3] = r1 < ", sq, "LL ? gc_ld2(q1 + c + 8) : 0u;\n", "      }\n    }\n",
-      "    float o[", dv / 8, "][4];\n", "    for (int n = 0; n < ", dv / 8, "; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;\n",
+      "    float o[", dv / 8, "][4];\n", "#pragma unroll\n", "    for (int n = 0; n < ", dv / 8, "; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;\n",
       "    float m0 = ninf, m1 = ninf, l0 = 0.0f, l1 = 0.0f;\n", "    for (long long k0 = 0; k0 < ", sk, "LL; k0 += ", kt,
       "LL) {\n", "      __syncthreads();\n", "      for (int i = threadIdx.x; i < ", kt * d / 2, "; i += ", kThreads, ") {\n",
       "        const int j = i / ", d / 2, ", e = (i % ", d / 2, ") * 2;\n", "        const long long key = k0 + j;\n",
@@ -941,11 +952,11 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       "        const int j = i / ", dv, ", e = i % ", dv, ";\n", "        const long long key = k0 + j;\n",
       "        vs[e * ", vs_stride, " + j] = key < ", sk, "LL ? v[", at(a->v, "b", "hk", "key", hk, sk, dv),
       " + e] : (unsigned short)0;\n", "      }\n", "      __syncthreads();\n", "      float s[", kt / 8, "][4];\n",
-      "      for (int n = 0; n < ", kt / 8, "; ++n) {\n", "        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;\n",
-      "        for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "          const unsigned short* kr = ks + (n * 8 + g) * ",
+      "#pragma unroll\n", "      for (int n = 0; n < ", kt / 8, "; ++n) {\n", "        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;\n",
+      "#pragma unroll\n", "        for (int kk = 0; kk < ", d / 16, "; ++kk) {\n", "          const unsigned short* kr = ks + (n * 8 + g) * ",
       ks_stride, " + kk * 16 + 2 * t;\n", "          gc_mma_", ty, "(s[n], qa[kk], gc_ld2(kr), gc_ld2(kr + 8));\n",
-      "        }\n      }\n", "      float x0 = m0, x1 = m1;\n", "      for (int n = 0; n < ", kt / 8, "; ++n) {\n",
-      "        for (int c = 0; c < 2; ++c) {\n", "          const bool in = k0 + n * 8 + 2 * t + c < ", sk, "LL;\n",
+      "        }\n      }\n", "      float x0 = m0, x1 = m1;\n", "#pragma unroll\n", "      for (int n = 0; n < ", kt / 8, "; ++n) {\n",
+      "#pragma unroll\n", "        for (int c = 0; c < 2; ++c) {\n", "          const bool in = k0 + n * 8 + 2 * t + c < ", sk, "LL;\n",
       "          s[n][c] = in ? s[n][c] * ", FloatLiteral(static_cast<float>(a->scale * 1.4426950408889634)),
       " : ninf;\n", "          s[n][2 + c] = in ? s[n][2 + c] * ",
       FloatLiteral(static_cast<float>(a->scale * 1.4426950408889634)), " : ninf;\n",
@@ -953,12 +964,12 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
       "      x0 = fmaxf(x0, gc_shfl_xor(x0, 1));\n      x0 = fmaxf(x0, gc_shfl_xor(x0, 2));\n",
       "      x1 = fmaxf(x1, gc_shfl_xor(x1, 1));\n      x1 = fmaxf(x1, gc_shfl_xor(x1, 2));\n",
       "      const float c0 = exp2f(m0 - x0), c1 = exp2f(m1 - x1);\n", "      m0 = x0;\n      m1 = x1;\n",
-      "      l0 *= c0;\n      l1 *= c1;\n", "      for (int n = 0; n < ", dv / 8, "; ++n) {\n",
+      "      l0 *= c0;\n      l1 *= c1;\n", "#pragma unroll\n", "      for (int n = 0; n < ", dv / 8, "; ++n) {\n",
       "        o[n][0] *= c0;\n        o[n][1] *= c0;\n        o[n][2] *= c1;\n        o[n][3] *= c1;\n      }\n",
-      "      for (int n = 0; n < ", kt / 8, "; ++n) {\n", "        s[n][0] = exp2f(s[n][0] - m0);\n",
+      "#pragma unroll\n", "      for (int n = 0; n < ", kt / 8, "; ++n) {\n", "        s[n][0] = exp2f(s[n][0] - m0);\n",
       "        s[n][1] = exp2f(s[n][1] - m0);\n", "        s[n][2] = exp2f(s[n][2] - m1);\n",
       "        s[n][3] = exp2f(s[n][3] - m1);\n", "        l0 += s[n][0] + s[n][1];\n        l1 += s[n][2] + s[n][3];\n",
-      "      }\n", "      for (int kk = 0; kk < ", kt / 16, "; ++kk) {\n", "        unsigned int pa[4];\n");
+      "      }\n", "#pragma unroll\n", "      for (int kk = 0; kk < ", kt / 16, "; ++kk) {\n", "        unsigned int pa[4];\n");
   for (int r = 0; r < 4; ++r) {
     // pa[0]: row g, keys 2t..2t+1 of tile 2kk; pa[1]: row g+8; pa[2], pa[3]: the same of tile 2kk+1.
     const std::string tile = r < 2 ? "2 * kk" : "2 * kk + 1";
@@ -967,27 +978,15 @@ std::optional<GeneratedKernel> FlashAttentionKernel(const KernelSpec& spec, std:
                     to_half, "(s[", tile, "][", c + 1, "]) << 16);\n");
   }
   absl::StrAppend(
-      &body, "        for (int n = 0; n < ", dv / 8, "; ++n) {\n", "          const unsigned short* vr = vs + (n * 8 + g) * ",
+      &body, "#pragma unroll\n", "        for (int n = 0; n < ", dv / 8, "; ++n) {\n", "          const unsigned short* vr = vs + (n * 8 + g) * ",
       vs_stride, " + kk * 16 + 2 * t;\n", "          gc_mma_", ty, "(o[n], pa, gc_ld2(vr), gc_ld2(vr + 8));\n",
       "        }\n      }\n    }\n", "    l0 += gc_shfl_xor(l0, 1);\n    l0 += gc_shfl_xor(l0, 2);\n",
       "    l1 += gc_shfl_xor(l1, 1);\n    l1 += gc_shfl_xor(l1, 2);\n", "    if (r0 < ", sq, "LL) {\n",
-      "      unsigned short* yr = y + ", at(a->y, "b", "h", "r0", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8,
+      "      unsigned short* yr = y + ", at(a->y, "b", "h", "r0", hq, sq, dv), ";\n", "#pragma unroll\n", "      for (int n = 0; n < ", dv / 8,
       "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)", to_half, "(o[n][0] / l0) | ((unsigned int)", to_half,
       "(o[n][1] / l0) << 16));\n", "    }\n", "    if (r1 < ", sq, "LL) {\n", "      unsigned short* yr = y + ",
-      at(a->y, "b", "h", "r1", hq, sq, dv), ";\n", "      for (int n = 0; n < ", dv / 8, "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)",
+      at(a->y, "b", "h", "r1", hq, sq, dv), ";\n", "#pragma unroll\n", "      for (int n = 0; n < ", dv / 8, "; ++n) gc_st2(yr + n * 8 + 2 * t, (unsigned int)",
       to_half, "(o[n][2] / l1) | ((unsigned int)", to_half, "(o[n][3] / l1) << 16));\n", "    }\n  }\n");
-  // The loops over the register arrays (fragments, accumulators) must unroll, or the arrays would
-  // live in local memory.
-  std::string unrolled;
-  for (absl::string_view line : absl::StrSplit(body, '\n')) {
-    const absl::string_view code = absl::StripLeadingAsciiWhitespace(line);
-    if (absl::StartsWith(code, "for (int kk =") || absl::StartsWith(code, "for (int n =") ||
-        absl::StartsWith(code, "for (int c =")) {
-      absl::StrAppend(&unrolled, "#pragma unroll\n");
-    }
-    if (!line.empty()) absl::StrAppend(&unrolled, line, "\n");
-  }
-  body = unrolled;
   GeneratedKernel kernel =
       Finish(absl::StrCat("flash_attention_", DTypeName(dt)), body, dv,
              absl::StrCat("flash attention on Tensor Cores (mma.sync m16n8k16 ", ty, ", fp32 accumulation): ", hq,

@@ -154,19 +154,12 @@ absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, c
   args.batch = batch;
   args.total = total;
   if (total <= 0) return absl::OkStatus();
-  if (k.alignment > 1) {
-    for (const void* p : inputs) {
-      if (p && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(k.alignment) != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("generated kernel '", k.code.name, "' needs operands aligned to ",
-                                                       k.alignment, " bytes"));
-      }
-    }
-    for (const void* p : outputs) {
-      if (p && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(k.alignment) != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("generated kernel '", k.code.name, "' needs operands aligned to ",
-                                                       k.alignment, " bytes"));
-      }
-    }
+  auto aligned = [&](const void* p) {
+    return !p || reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(k.alignment) == 0;
+  };
+  if (!std::all_of(inputs.begin(), inputs.end(), aligned) || !std::all_of(outputs.begin(), outputs.end(), aligned)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("generated kernel '", k.code.name, "' needs operands aligned to ", k.alignment, " bytes"));
   }
   // A grid-stride loop: enough blocks to fill the device several times over, no more.
   const int64_t threads = total * k.threads_per_item;

@@ -17,10 +17,10 @@ import sys
 import tempfile
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "passes"))
-from gcomp_run import cosine, read_tensor  # noqa: E402
+from gcomp_run import compare_precision, run_named  # noqa: E402
 
 HEADS, HEAD, BATCH = 12, 64, 3
 SEQS = (1, 50, 197, 256)
@@ -43,36 +43,6 @@ def attention_model(path, seq):
         f.write(model.SerializeToString())
 
 
-def run_with(gcomp, what, inputs, out_dir, extra):
-    os.makedirs(out_dir, exist_ok=True)
-    args = []
-    for name, x in inputs.items():
-        f = os.path.join(out_dir, f"{name}.pb")
-        with open(f, "wb") as fh:
-            fh.write(numpy_helper.from_array(x, name).SerializeToString())
-        args += ["--input", f"{name}={f}"]
-    rc, out = run([gcomp, "run", what] + args + ["--output-dir", out_dir] + extra)
-    if rc != 0:
-        raise RuntimeError(out.strip())
-    return read_tensor(os.path.join(out_dir, "output_0.pb"))
-
-
-def compare(prec, got, ref):
-    got, ref = got.astype(np.float64), ref.astype(np.float64)
-    if not np.all(np.isfinite(got)):
-        return False, "inf/NaN in the output"
-    err = np.abs(got - ref)
-    scale = np.abs(ref).max()
-    if prec == "fp32":
-        bound = 1e-5 * scale + 1e-4 * np.abs(ref)
-        worst = float((err / np.maximum(bound, 1e-30)).max())
-        return worst <= 1.0, f"max |err| / fp32 bound {worst:.3f}"
-    cos = cosine(got, ref)
-    rel = float(err.max() / max(scale, 1e-30))
-    min_cos, max_rel = (0.9999, 1e-2) if prec == "fp16" else (0.999, 3e-2)
-    return cos >= min_cos and rel <= max_rel, f"cosine {cos:.6f}, max|err|/max|ref| {rel:.4f}"
-
-
 def algorithm(gcomp, plan):
     rc, out = run([gcomp, "bench", plan, "--batch", str(BATCH), "--warmup", "0", "--iterations", "1", "--json"])
     if rc != 0:
@@ -92,7 +62,7 @@ def main():
             model = os.path.join(tmp, f"attention_{seq}.onnx")
             attention_model(model, seq)
             inputs = {n: rng.standard_normal([BATCH, seq, HEADS * HEAD]).astype(np.float32) for n in "qkv"}
-            ref = run_with(gcomp, model, inputs, os.path.join(tmp, "ref"), ["--target", "ref"])
+            ref = run_named(gcomp, model, inputs, os.path.join(tmp, "ref"), ["--target", "ref"])
             for prec, exclude in (("fp32", None), ("fp16", None), ("fp16", "cuda.cudnn.sdpa"), ("bf16", None),
                                   ("bf16", "cuda.cudnn.sdpa")):
                 label = f"S={seq} {prec}" + (" flash" if exclude else "")
@@ -104,7 +74,7 @@ def main():
                     failed += 1
                     continue
                 try:
-                    got = run_with(gcomp, plan, inputs, os.path.join(tmp, "out"), [])
+                    got = run_named(gcomp, plan, inputs, os.path.join(tmp, "out"))
                 except RuntimeError as e:
                     if "no CUDA device" in str(e):
                         print(f"SKIPPED: {e}")
@@ -112,7 +82,7 @@ def main():
                     print(f"FAIL {label}: {e}")
                     failed += 1
                     continue
-                ok, what = compare(prec, got, ref)
+                ok, what = compare_precision(prec, got, ref, *((0.9999, 1e-2) if prec == "fp16" else (0.999, 3e-2)))
                 checked += 1
                 print(f"{'PASS' if ok else 'FAIL'} {label}: {what}; ran {algorithm(gcomp, plan)[:160]}")
                 failed += not ok

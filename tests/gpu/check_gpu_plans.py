@@ -20,10 +20,9 @@ import tempfile
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "passes"))
-from gcomp_run import cosine, read_tensor  # noqa: E402
+from gcomp_run import compare_precision, read_tensor, run_named  # noqa: E402
 
 MAX_BATCH = 16
 
@@ -31,32 +30,6 @@ MAX_BATCH = 16
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     return p.returncode, p.stdout + p.stderr
-
-
-def run_plan(gcomp, plan, name, x, out_dir):
-    os.makedirs(out_dir, exist_ok=True)
-    f = os.path.join(out_dir, "input_0.pb")
-    with open(f, "wb") as fh:
-        fh.write(numpy_helper.from_array(x, name).SerializeToString())
-    rc, out = run([gcomp, "run", plan, "--input", f"{name}={f}", "--output-dir", out_dir])
-    if rc != 0:
-        raise RuntimeError(out.strip())
-    return read_tensor(os.path.join(out_dir, "output_0.pb"))
-
-
-def compare(prec, got, ref):
-    got, ref = got.astype(np.float64), ref.astype(np.float64)
-    if not np.all(np.isfinite(got)):
-        return False, "inf/NaN in the output"
-    err = np.abs(got - ref)
-    scale = np.abs(ref).max()
-    if prec == "fp32":
-        bound = 1e-5 * scale + 1e-4 * np.abs(ref)
-        worst = float((err / np.maximum(bound, 1e-30)).max())
-        return worst <= 1.0, f"max |err| / fp32 bound {worst:.3f}"
-    cos = cosine(got, ref)
-    rel = float(err.max() / max(scale, 1e-30))
-    return cos >= 0.999 and rel <= 5e-2, f"cosine {cos:.6f}, max|err|/max|ref| {rel:.4f}"
 
 
 def main():
@@ -90,7 +63,7 @@ def main():
                         cases.append((f"batch {b}", x, session.run(None, {inp.name: x})[0]))
                 for label, x, ref in cases:
                     try:
-                        got = run_plan(gcomp, plan, inp.name, x, os.path.join(tmp, "out"))
+                        got = run_named(gcomp, plan, {inp.name: x}, os.path.join(tmp, "out"))
                     except RuntimeError as e:
                         if "no CUDA device" in str(e):
                             print(f"SKIPPED: {e}")
@@ -98,7 +71,7 @@ def main():
                         print(f"FAIL {name} {prec} {label}: {e}")
                         failed += 1
                         continue
-                    ok, what = compare(prec, got, ref)
+                    ok, what = compare_precision(prec, got, ref)
                     checked += 1
                     print(f"{'PASS' if ok else 'FAIL'} {name} {prec} {label}: {what}")
                     failed += not ok

@@ -1,6 +1,6 @@
 """Runs `gcomp run` on an ONNX test-case's input files and reads the outputs back, and the cosine
 similarity the precision checks compare; shared by the model-level checks (check_model_structure.py,
-check_lowering.py, check_precision.py, tests/plans/check_cpu_plans.py)."""
+check_lowering.py, check_precision.py, tests/plans/check_cpu_plans.py, tests/gpu/)."""
 import os
 import subprocess
 
@@ -36,3 +36,36 @@ def run_model(gcomp, model_path, inputs, extra, out_dir):
     if p.returncode != 0:
         raise RuntimeError(f"gcomp run {' '.join(extra)} failed: {p.stderr.strip()}")
     return [read_tensor(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
+
+
+def run_named(gcomp, path, inputs, out_dir, extra=()):
+    """`gcomp run PATH` (a model or a plan) on {name: array} inputs written as .pb files into
+    OUT_DIR; returns output 0. RuntimeError with gcomp's message when it fails."""
+    os.makedirs(out_dir, exist_ok=True)
+    args = [gcomp, "run", path, "--output-dir", out_dir, *extra]
+    for name, x in inputs.items():
+        f = os.path.join(out_dir, f"{name}.pb")
+        with open(f, "wb") as fh:
+            fh.write(numpy_helper.from_array(x, name).SerializeToString())
+        args += ["--input", f"{name}={f}"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError((p.stdout + p.stderr).strip())
+    return read_tensor(os.path.join(out_dir, "output_0.pb"))
+
+
+def compare_precision(prec, got, ref, min_cos=0.999, max_rel=5e-2):
+    """(ok, text): fp32 within DESIGN.md's fp32 tolerance; other precisions cosine >= MIN_COS and
+    max|err| <= MAX_REL * max|ref|; no inf/NaN anywhere."""
+    got, ref = got.astype(np.float64), ref.astype(np.float64)
+    if not np.all(np.isfinite(got)):
+        return False, "inf/NaN in the output"
+    err = np.abs(got - ref)
+    scale = np.abs(ref).max()
+    if prec == "fp32":
+        bound = 1e-5 * scale + 1e-4 * np.abs(ref)
+        worst = float((err / np.maximum(bound, 1e-30)).max())
+        return worst <= 1.0, f"max |err| / fp32 bound {worst:.3f}"
+    cos = cosine(got, ref)
+    rel = float(err.max() / max(scale, 1e-30))
+    return cos >= min_cos and rel <= max_rel, f"cosine {cos:.6f}, max|err|/max|ref| {rel:.4f}"
