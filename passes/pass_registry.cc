@@ -20,6 +20,7 @@ const std::vector<PassInfo>& AllPasses() {
       {"lower-attention", LowerAttention, "Attention -> fused kernel or batched GEMMs + softmax, by target"},
       {"fold-attention-layout", FoldAttentionLayout,
        "Attention reads Q/K/V and writes Y in place where view chains only cut heads out of token rows"},
+      {"lower-fp8", LowerFp8, "FusedGemms with fp8 operands read e4m3 bytes where the target has an fp8 GEMM kernel"},
       {"lower-gemm", LowerGemm, "records whether each FusedGemm activation is a fused epilogue on the target"},
       {"assign-precision", AssignPrecision, "storage precision per node for --precision/--keep-fp32, with casts"},
   };

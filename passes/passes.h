@@ -21,6 +21,7 @@ absl::StatusOr<bool> LowerConv(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerAttention(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerGemm(Graph& g, const PassContext& ctx);
+absl::StatusOr<bool> LowerFp8(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> AssignPrecision(Graph& g, const PassContext& ctx);
 
 }  // namespace gcomp::passes

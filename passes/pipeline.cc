@@ -48,6 +48,7 @@ const std::vector<Entry> kO3 = {
 
 // O3, after precision: which GEMM epilogues the target applies, and where its math differs.
 const std::vector<Entry> kEpilogues = {
+    {"lower-fp8", "fp8 GEMMs read e4m3 bytes and scales where the target has an fp8 GEMM kernel"},
     {"lower-gemm", "epilogues by target: cuBLASLt GELU is the tanh form, taken only in fp16/bf16"},
 };
 

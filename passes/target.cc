@@ -69,6 +69,8 @@ absl::StatusOr<TargetDescription> ParseTargetDescription(const std::string& text
       t.im2col = yes_no(rest);
     } else if (key == "attention-fused") {
       t.fused_attention = yes_no(rest) ? rest : "";
+    } else if (key == "fp8-gemm") {
+      t.fp8_gemm = yes_no(rest) ? rest : "";
     } else if (key == "rewrite") {
       t.rewrite = yes_no(rest);
     } else if (key == "gemm-epilogue") {

@@ -26,6 +26,9 @@ struct TargetDescription {
   bool im2col = true;              // has an im2col kernel
   std::string fused_attention;     // the fused attention kernel; empty: none
   std::vector<GemmEpilogue> gemm_epilogues;
+  // The kernel that runs GEMMs on fp8 e4m3 operands (the fp8 form of FusedGemm); empty: none, and
+  // --precision fp8 GEMMs then read fp16 values rounded through fp8 (FakeQuantFp8).
+  std::string fp8_gemm;
   // Whether the lowering passes rewrite the graph for this target (false for the reference
   // interpreter, which runs every op as it is: only the decisions are recorded).
   bool rewrite = true;

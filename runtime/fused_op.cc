@@ -124,7 +124,7 @@ std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not
   return p;
 }
 
-std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not) {
+std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not, bool fp8) {
   const bool matmul = spec.op == "MatMul";
   if ((!matmul && spec.op != "FusedGemm") || spec.inputs.size() < 2 || spec.outputs.size() != 1 || !spec.params ||
       (matmul && spec.inputs.size() != 2)) {
@@ -152,6 +152,24 @@ std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not
   GemmParams p;
   p.dtype = x.dtype;
   p.wdtype = w.dtype;
+  if (!matmul && x.dtype == DType::kF8E4M3) {
+    if (!fp8) {
+      *why_not = "fp8 operands";
+      return std::nullopt;
+    }
+    const bool scales = Present(spec, kScaleBInput) && spec.inputs[kScaleBInput].is_constant() &&
+                        spec.inputs[kScaleBInput].dtype == DType::kF32 && a.GetInt("transB", 0) != 0 &&
+                        NumElements(spec.inputs[kScaleBInput].dims) == w.dims[0];
+    if (w.dtype != DType::kF8E4M3 || y.dtype != DType::kF16 || !scales) {
+      *why_not = "an fp8 GEMM other than e4m3 A and B [N,K] with f32 [N] column scales and f16 output";
+      return std::nullopt;
+    }
+    p.fp8 = true;
+    p.dtype = p.wdtype = DType::kF16;
+  } else if (Present(spec, kScaleBInput)) {
+    *why_not = "column scales without fp8 operands";
+    return std::nullopt;
+  }
   if (!StorageType(p.dtype) || !StorageType(p.wdtype) || y.dtype != p.dtype) {
     *why_not = "dtypes other than one storage type for A and Y";
     return std::nullopt;
@@ -186,7 +204,8 @@ std::string DescribeConv(const ConvParams& p) {
 }
 
 std::string DescribeGemm(const GemmParams& p) {
-  return absl::StrCat("M", p.m, " K", p.k, " N", p.n, p.trans_b ? " transB" : "", " ", DTypeName(p.dtype),
+  return absl::StrCat("M", p.m, " K", p.k, " N", p.n, p.trans_b ? " transB" : "", " ",
+                      p.fp8 ? "e4m3 -> " : "", DTypeName(p.dtype),
                       DescribeEpilogue(p.epi));
 }
 

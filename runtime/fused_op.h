@@ -18,6 +18,7 @@ namespace gcomp::runtime {
 // The fused-op input indices.
 inline constexpr size_t kBiasInput = 2;
 inline constexpr size_t kResidualInput = 3;
+inline constexpr size_t kScaleBInput = 4;  // FusedGemm's fp8 form: B's per-column dequantization
 
 struct ConvParams {
   bool nhwc = false;
@@ -37,6 +38,9 @@ struct GemmParams {
   float alpha = 1.0f;
   DType dtype = DType::kF32;   // A, Z and Y
   DType wdtype = DType::kF32;  // B (and bias)
+  // The fp8 form (graph/ops/fused_ops.cc): A and B are e4m3 bytes, B [N, K] (trans_b), input
+  // kScaleBInput the f32 [N] column factors; dtype and wdtype are then f16 (Y, Z and bias).
+  bool fp8 = false;
   Epilogue epi;
 };
 
@@ -45,8 +49,9 @@ std::vector<AttrSpec> ConvParamSpecs();
 std::vector<AttrSpec> GemmParamSpecs();
 
 std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not);
-// FusedGemm, or MatMul (A [..., K] x constant B [K, N], no epilogue).
-std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not);
+// FusedGemm, or MatMul (A [..., K] x constant B [K, N], no epilogue). The fp8 form of FusedGemm
+// only for a caller that runs it (`fp8`); others are told "fp8 operands".
+std::optional<GemmParams> ParseGemm(const KernelSpec& spec, std::string* why_not, bool fp8 = false);
 
 std::string DescribeConv(const ConvParams& p);
 std::string DescribeGemm(const GemmParams& p);

@@ -2,6 +2,10 @@
 //   FusedConv  = act(Conv(X, W) + B + Z)       Z: optional residual, same shape as the output;
 //                layout "NHWC" (O3's layout-nhwc): X, Z and Y are [N,H,W,C], W stays [Cout,Cin,kh,kw]
 //   FusedGemm  = act(alpha * A x B + bias + Z)  A: [..., K], B: [K, N] (or [N, K] with transB=1)
+//                fp8 form (O3's lower-fp8): A and B f8e4m3 (the quantized values), input 4
+//                `scale_b` f32 [N] = B's dequantization factor per output column, A's folded into
+//                alpha: Y = act(alpha * scale_b[j] * sum_k A[i,k] B[k,j] + bias + Z), Y/bias/Z f16
+//   QuantizeFp8 = RoundToStorage(X * scale, f8e4m3) as an f8e4m3 tensor (saturating at +-448)
 //   LayerNorm  = LayerNormalization's Y alone (statistics are not outputs)
 //   Im2Col     = the patches of a 2-D conv as GEMM rows (O3's lower-conv for targets without an
 //                implicit-GEMM conv): X [N,C,H,W] (layout NCHW) or [N,H,W,C] (layout NHWC) ->
@@ -41,9 +45,11 @@ void Epilogue(KernelContext& k, size_t residual_index, std::vector<float>& y) {
   for (float& v : y) v = ApplyActivation(e.act, v, e.clip_min, e.clip_max);
 }
 
-absl::Status CheckResidual(const InferContext& ctx, size_t i, const Shape& out) {
+absl::Status CheckResidual(const InferContext& ctx, size_t i, const Shape& out, DType dtype) {
   if (!ctx.has(i)) return absl::OkStatus();
-  RETURN_IF_ERROR(ops::ExpectSameDType(ctx, 0, i));
+  if (ctx.in(i).dtype != dtype) {
+    return ctx.Error("residual ", ctx.InputName(i), " is ", DTypeName(ctx.in(i).dtype), ", expected ", DTypeName(dtype));
+  }
   ASSIGN_OR_RETURN(Shape b, ops::BroadcastShapes(out, ctx.in(i).shape));
   if (b != out) {
     return ctx.Error("residual ", ctx.InputName(i), " has shape ", ShapeToString(ctx.in(i).shape),
@@ -105,7 +111,7 @@ OpDef FusedConv() {
     ASSIGN_OR_RETURN(bool nhwc, IsNhwc(ctx.attrs()));
     if (!nhwc) {
       ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, FindOp("Conv")->shape(ctx));
-      RETURN_IF_ERROR(CheckResidual(ctx, 3, outs[0].shape));
+      RETURN_IF_ERROR(CheckResidual(ctx, 3, outs[0].shape, ctx.in(0).dtype));
       return outs;
     }
     // NHWC: the NCHW conv's shape function on the permuted X, its output permuted back.
@@ -119,7 +125,7 @@ OpDef FusedConv() {
     InferContext nchw(ctx.node(), ins);
     ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, FindOp("Conv")->shape(nchw));
     outs[0].shape = PermuteShape(outs[0].shape, kNchwToNhwc);
-    RETURN_IF_ERROR(CheckResidual(ctx, 3, outs[0].shape));
+    RETURN_IF_ERROR(CheckResidual(ctx, 3, outs[0].shape, ctx.in(0).dtype));
     return outs;
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
@@ -148,7 +154,7 @@ OpDef FusedGemm() {
   OpDef d;
   d.name = "FusedGemm";
   d.min_inputs = 2;
-  d.max_inputs = 4;  // A, B, bias, Z
+  d.max_inputs = 5;  // A, B, bias, Z, scale_b (fp8 form)
   d.attrs = {{"transB", AttrType::kInt}, {"alpha", AttrType::kFloat}};
   for (const AttrSpec& a : EpilogueAttrs()) d.attrs.push_back(a);
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
@@ -167,17 +173,30 @@ OpDef FusedGemm() {
       return ctx.Error(ctx.InputName(1), " has ", k_b.ToString(), " rows, expected ", k_a.ToString(),
                        " (the last dim of ", ctx.InputName(0), ")");
     }
+    // The fp8 form: e4m3 operands with B's per-column dequantization factors, f16 output.
+    const bool fp8 = ctx.in(0).dtype == DType::kF8E4M3;
+    if (fp8 != ctx.has(4)) {
+      return ctx.Error(fp8 ? "f8e4m3 operands need input 4 (scale_b, B's dequantization factors)"
+                           : "input 4 (scale_b) belongs to the fp8 form, whose operands are f8e4m3");
+    }
+    if (fp8 && (ctx.in(4).dtype != DType::kF32 || ctx.rank(4) != 1 || ctx.in(4).shape[0] != n)) {
+      return ctx.Error("scale_b ", ctx.InputName(4), " must be f32 [", n.ToString(), "], not ",
+                       DTypeName(ctx.in(4).dtype), " ", ShapeToString(ctx.in(4).shape));
+    }
+    const DType y_type = fp8 ? DType::kF16 : ctx.in(0).dtype;
     Shape out = a;
     out.back() = n;
     if (ctx.has(2)) {
-      RETURN_IF_ERROR(ops::ExpectSameDType(ctx, 0, 2));
+      if (ctx.in(2).dtype != y_type) {
+        return ctx.Error("bias ", ctx.InputName(2), " is ", DTypeName(ctx.in(2).dtype), ", expected ", DTypeName(y_type));
+      }
       if (ctx.rank(2) != 1 || (ctx.in(2).shape[0] != n && ctx.in(2).shape[0] != Dim(1))) {
         return ctx.Error("bias ", ctx.InputName(2), " has shape ", ShapeToString(ctx.in(2).shape), ", expected [",
                          n.ToString(), "]");
       }
     }
-    RETURN_IF_ERROR(CheckResidual(ctx, 3, out));
-    return ops::One(ctx.in(0).dtype, out);
+    RETURN_IF_ERROR(CheckResidual(ctx, 3, out, y_type));
+    return ops::One(y_type, out);
   };
   d.kernel = [](KernelContext& k) -> absl::Status {
     const Tensor& at = *k.in(0);
@@ -189,6 +208,7 @@ OpDef FusedGemm() {
     const int64_t n = trans_b ? bt.dims()[0] : bt.dims()[1];
     std::vector<float> a = ReadF32(at), b = ReadF32(bt);
     std::vector<float> bias = k.in(2) ? ReadF32(*k.in(2)) : std::vector<float>{};
+    std::vector<float> scale_b = k.in(4) ? ReadF32(*k.in(4)) : std::vector<float>(static_cast<size_t>(n), 1.0f);
     std::vector<float> y(static_cast<size_t>(m * n));
     std::vector<double> row(static_cast<size_t>(n));
     for (int64_t i = 0; i < m; ++i) {
@@ -198,7 +218,7 @@ OpDef FusedGemm() {
         for (int64_t j = 0; j < n; ++j) row[j] += av * b[trans_b ? j * kk + p : p * n + j];
       }
       for (int64_t j = 0; j < n; ++j) {
-        double v = alpha * row[j];
+        double v = alpha * scale_b[j] * row[j];
         if (!bias.empty()) v += bias[bias.size() == 1 ? 0 : j];
         y[i * n + j] = static_cast<float>(v);
       }
@@ -439,7 +459,32 @@ OpDef FakeQuantFp8() {
   return d;
 }
 
+// QuantizeFp8: the e4m3 values a real fp8 GEMM reads: y = RoundToStorage(x * scale, f8e4m3),
+// saturating at +-448, stored as f8e4m3 (O3's lower-fp8 makes it from a FakeQuantFp8 whose
+// reader became the fp8 form of FusedGemm, which applies 1 / scale through its alpha).
+OpDef QuantizeFp8() {
+  OpDef d;
+  d.name = "QuantizeFp8";
+  d.min_inputs = 1;
+  d.max_inputs = 1;
+  d.attrs = {{"scale", AttrType::kFloat, true}};
+  d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
+    if (!IsFloat(ctx.in(0).dtype)) return ctx.Error("input ", ctx.InputName(0), " is not a float tensor");
+    const float scale = ctx.attrs().GetFloat("scale", 0);
+    if (!(scale > 0) || !std::isfinite(scale)) return ctx.Error("scale must be positive and finite");
+    return ops::One(DType::kF8E4M3, ctx.in(0).shape);
+  };
+  d.kernel = [](KernelContext& k) -> absl::Status {
+    const Tensor& x = *k.in(0);
+    const float scale = k.attrs().GetFloat("scale", 1);
+    for (int64_t i = 0; i < x.numel(); ++i) k.outputs[0].SetF32(i, x.GetF32(i) * scale);
+    return absl::OkStatus();
+  };
+  return d;
+}
+
 void RegisterFusedOps(OpTableBuilder& t) {
+  t.Add(QuantizeFp8());
   t.Add(FakeQuantFp8());
   t.Add(FusedConv());
   t.Add(FusedGemm());

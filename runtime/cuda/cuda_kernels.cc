@@ -25,9 +25,10 @@ bool FloatOutput(const KernelSpec& spec) { return !spec.outputs.empty() && spec.
 }  // namespace
 
 std::optional<RowMajorGemm> GemmFor(const KernelSpec& spec, std::string* why_not) {
-  std::optional<runtime::GemmParams> p = runtime::ParseGemm(spec, why_not);
+  std::optional<runtime::GemmParams> p = runtime::ParseGemm(spec, why_not, /*fp8=*/true);
   if (!p) return std::nullopt;
   RowMajorGemm g;
+  g.fp8 = p->fp8;
   g.m = p->m;
   g.n = p->n;
   g.k = p->k;
@@ -71,7 +72,7 @@ KernelEntry GemmEntry(bool separate_activation) {
     RowMajorGemm lib = *g;
     if (separate_activation) lib.act = Activation::kNone;
     absl::StatusOr<LtGemm> lt = MapGemm(lib);
-    if (!lt.ok()) return std::nullopt;
+    if (!lt.ok() || (g->fp8 && !lt->aligned16)) return std::nullopt;  // fp8 kernels need 16-byte rows
     return absl::StrCat("cuBLASLt: ", lt->Describe(),
                         separate_activation ? absl::StrCat("; ", ActivationName(g->act),
                                                            " as a generated kernel: cuBLASLt has no exact epilogue for it")
@@ -231,6 +232,7 @@ std::optional<GeneratedKernel> GeneratedKernelFor(const KernelSpec& spec, std::s
   }
   if (spec.op == "LayerNorm" || spec.op == "LayerNormalization") return LayerNormKernel(spec, why_not);
   if (spec.op == "Gather") return GatherKernel(spec, why_not);
+  if (spec.op == "QuantizeFp8" || spec.op == "FakeQuantFp8") return Fp8Kernel(spec, why_not);
   if (spec.op == "Concat") return ConcatKernel(spec, why_not);
   if (spec.op == "Add" || spec.op == "Sub" || spec.op == "Mul" || spec.op == "Div") return BinaryKernel(spec, why_not);
   return MapKernel(spec, why_not);
@@ -243,7 +245,7 @@ std::optional<GeneratedKernel> AfterActivationKernel(const KernelSpec& spec) {
     if (!p || p->epi.act == Activation::kNone || p->epi.act == Activation::kRelu) return std::nullopt;
     return ActivationKernel(p->dtype, p->epi);
   }
-  std::optional<runtime::GemmParams> p = runtime::ParseGemm(spec, &why);
+  std::optional<runtime::GemmParams> p = runtime::ParseGemm(spec, &why, /*fp8=*/true);
   if (!p || LibraryActivation(p->epi.act)) return std::nullopt;
   return ActivationKernel(p->dtype, p->epi);
 }
@@ -311,6 +313,10 @@ const runtime::KernelTable& CudaKernelTable() {
                                MapParams(),
                                "generated strided copy (transpose, slice, cast, broadcast, activation, gather, "
                                "concat, shape), 16-byte vectors where the layout allows"));
+    t.push_back(GeneratedEntry(kFp8QuantizeId, {"QuantizeFp8", "FakeQuantFp8"},
+                               {{"scale", AttrType::kFloat}, {"axis", AttrType::kInt}},
+                               "generated fp8 e4m3 quantization (round to nearest even, saturating at +-448): e4m3 "
+                               "bytes for an fp8 GEMM, or the fp16 round trip for a kernel without fp8 operands"));
     t.push_back(GeneratedEntry(kBinaryId, {"Add", "Sub", "Mul", "Div"}, {},
                                "generated elementwise arithmetic with broadcasting", {{0, 0}, {0, 1}}));
     return t;

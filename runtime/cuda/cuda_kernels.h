@@ -31,6 +31,7 @@ inline constexpr char kLayerNormId[] = "cuda.nvrtc.layernorm";
 inline constexpr char kAttentionExactId[] = "cuda.nvrtc.attention_exact";
 inline constexpr char kFlashAttentionId[] = "cuda.nvrtc.flash_attention";
 inline constexpr char kMapId[] = "cuda.nvrtc.map";
+inline constexpr char kFp8QuantizeId[] = "cuda.nvrtc.fp8_quantize";
 inline constexpr char kBinaryId[] = "cuda.nvrtc.binary";
 
 const runtime::KernelTable& CudaKernelTable();

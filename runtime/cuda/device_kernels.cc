@@ -58,6 +58,24 @@ __device__ __forceinline__ void gc_mma_bf16(float* d, const unsigned int* a, uns
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 #endif
+// fp8 e4m3fn (bias 7, no infinities, 0x7f NaN, largest finite 448) by bit arithmetic, the same on
+// every architecture and in the host build: round to nearest even, saturating at +-448.
+__device__ __forceinline__ unsigned char gc_f2e4m3(float f) {
+  const unsigned int u = __float_as_uint(f), sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return 0x7f;                 // NaN
+  if (a >= 0x43e80000u) return (unsigned char)(sign | 0x7eu);  // |f| >= 464 (the midpoint above 448)
+  if (a < 0x3c800000u) {                           // |f| < 2^-6: subnormal steps of 2^-9
+    return (unsigned char)(sign | (unsigned int)rintf(__uint_as_float(a) * 512.0f));
+  }
+  const unsigned int r = a + 0x7ffffu + ((a >> 20) & 1u);  // round the 23-bit mantissa to 3 bits
+  return (unsigned char)(sign | ((((r >> 23) - 120u) << 3) | ((r >> 20) & 7u)));
+}
+__device__ __forceinline__ float gc_e4m32f(unsigned char v) {
+  const unsigned int s = (v & 0x80u) << 24, e = (v >> 3) & 15u, m = v & 7u;
+  if (e == 15u && m == 7u) return __uint_as_float(0x7fc00000u);
+  const float r = e == 0u ? (float)m * 0.001953125f : __uint_as_float(((e + 120u) << 23) | (m << 20));
+  return __uint_as_float(__float_as_uint(r) | s);
+}
 #endif
 )";
 
@@ -451,6 +469,36 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
   return Finish(stem, body, vectorize ? vec : 1,
                 absl::StrCat(what, ", ", DTypeName(y.dtype), vectorize ? ", 16-byte vectors" : "", ", dims ",
                              DimsText(s)));
+}
+
+// QuantizeFp8 (float -> e4m3 bytes of x * scale) and the per-tensor FakeQuantFp8 (float -> f16
+// of RoundToStorage(x * scale, e4m3) / scale): one element per item, the same dims in and out.
+std::optional<GeneratedKernel> Fp8Kernel(const KernelSpec& spec, std::string* why_not) {
+  const bool quantize = spec.op == "QuantizeFp8";
+  if ((!quantize && spec.op != "FakeQuantFp8") || spec.inputs.empty() || spec.outputs.size() != 1 || !spec.params) {
+    *why_not = "not an fp8 quantization";
+    return std::nullopt;
+  }
+  if (spec.inputs.size() > 1 && spec.inputs[1].present) {
+    *why_not = "per-channel scales (constant weights fold at compile time)";
+    return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  const float scale = spec.params->GetFloat("scale", 0.0f);
+  if (!runtime::IsStorageFloat(x.dtype) || y.dtype != (quantize ? DType::kF8E4M3 : DType::kF16) || !(scale > 0) ||
+      !std::isfinite(scale) || runtime::NumElements(x.dims) != runtime::NumElements(y.dims)) {
+    *why_not = "not a float input with a positive scale";
+    return std::nullopt;
+  }
+  const std::string xt = StorageType(x.dtype), yt = StorageType(y.dtype), s = FloatLiteral(scale);
+  std::string body = absl::StrCat("  const ", xt, "* x = (const ", xt, "*)a.in[0];\n  ", yt, "* y = (", yt,
+                                  "*)a.out[0];\n  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n",
+                                  "    const unsigned char q = gc_f2e4m3(", Load(x.dtype, "x[i]"), " * ", s, ");\n");
+  absl::StrAppend(&body, quantize ? "    y[i] = q;\n" : absl::StrCat("    y[i] = gc_f2h(gc_e4m32f(q) / ", s, ");\n"),
+                  "  }\n");
+  return Finish(absl::StrCat(quantize ? "quantize_e4m3_" : "fakequant_e4m3_", DTypeName(x.dtype)), body, 1,
+                absl::StrFormat("%s, scale %.6g, %s -> %s", quantize ? "fp8 e4m3 quantization" : "fp8 e4m3 round trip",
+                                scale, DTypeName(x.dtype), DTypeName(y.dtype)));
 }
 
 std::optional<GeneratedKernel> BinaryKernel(const KernelSpec& spec, std::string* why_not) {

@@ -51,6 +51,8 @@ inline int64_t WorkItems(const GeneratedKernel& k, int64_t elements) {
 // an optional activation: Transpose, Slice, Cast, Expand, Identity and the view ops when they must
 // copy, and a separate activation (Relu, ...).
 std::optional<GeneratedKernel> MapKernel(const runtime::KernelSpec& spec, std::string* why_not);
+// QuantizeFp8, and FakeQuantFp8 with a per-tensor scale (--precision fp8 on sm_90).
+std::optional<GeneratedKernel> Fp8Kernel(const runtime::KernelSpec& spec, std::string* why_not);
 // Add/Sub/Mul/Div of two float operands with ONNX broadcasting.
 std::optional<GeneratedKernel> BinaryKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // 2-D max/average pooling, NHWC or NCHW, GlobalAveragePool.

@@ -48,6 +48,10 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
         absl::StrCat("GEMM operands of two types (", DTypeName(g.a_type), " and ", DTypeName(g.w_type), ")"));
   }
   if (g.tf32 && g.a_type != DType::kF32) return absl::InvalidArgumentError("TF32 math needs fp32 storage");
+  if (g.fp8 && (g.a_type != DType::kF16 || !g.trans_b || g.groups != 1 || g.tf32)) {
+    return absl::InvalidArgumentError(
+        "cuBLASLt's fp8 GEMM takes e4m3 operands with W stored [N,K] (transposed), fp16 output, no groups");
+  }
   const int64_t a_ld = g.a_ld ? g.a_ld : g.k * g.groups, y_ld = g.y_ld ? g.y_ld : g.n * g.groups;
   if (g.groups < 1 || a_ld < g.k * g.groups || y_ld < g.n * g.groups || (g.groups > 1 && !g.trans_b)) {
     return absl::InvalidArgumentError(absl::StrCat("GEMM row strides A ", a_ld, ", Y ", y_ld, " for ", g.groups,
@@ -76,6 +80,10 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
   auto type = CudaType(g.a_type);
   if (!type.ok()) return type.status();
   lt.a_type = lt.b_type = lt.c_type = lt.d_type = lt.bias_type = *type;
+  if (g.fp8) {
+    lt.a_type = lt.b_type = CUDA_R_8F_E4M3;
+    lt.outer_vector_scales = true;
+  }
   lt.scale_type = CUDA_R_32F;  // fp32 accumulation and scaling for every storage type
   lt.compute = g.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   lt.alpha = g.alpha;
@@ -96,18 +104,20 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
     case Activation::kClip:
       return absl::InvalidArgumentError("cuBLASLt has no clip epilogue: Clip runs as a separate kernel");
   }
-  const int64_t es = static_cast<int64_t>(DTypeSize(g.a_type));
-  lt.aligned16 = (lt.lda * es) % 16 == 0 && (lt.ldb * es) % 16 == 0 && (lt.ldd * es) % 16 == 0 &&
-                 (lt.stride_a * es) % 16 == 0 && (lt.stride_b * es) % 16 == 0 && (lt.stride_d * es) % 16 == 0;
+  const int64_t es = static_cast<int64_t>(DTypeSize(g.a_type)), in_es = g.fp8 ? 1 : es;
+  lt.aligned16 = (lt.lda * in_es) % 16 == 0 && (lt.ldb * in_es) % 16 == 0 && (lt.ldd * es) % 16 == 0 &&
+                 (lt.stride_a * in_es) % 16 == 0 && (lt.stride_b * in_es) % 16 == 0 && (lt.stride_d * es) % 16 == 0;
   return lt;
 }
 
 std::string LtGemm::Describe() const {
-  const char* type = d_type == CUDA_R_16F                      ? "fp16"
+  const char* type = a_type == CUDA_R_8F_E4M3                  ? "fp8 e4m3 -> fp16"
+                     : d_type == CUDA_R_16F                    ? "fp16"
                      : d_type == CUDA_R_16BF                   ? "bf16"
                      : compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? "tf32"
                                                                : "fp32";
-  return absl::StrCat(type, ", epilogue ", EpilogueName(epilogue), beta != 0.0f ? ", residual beta=1" : "",
+  return absl::StrCat(type, outer_vector_scales ? ", outer-vector scales (W per column, alpha per tensor)" : "",
+                      ", epilogue ", EpilogueName(epilogue), beta != 0.0f ? ", residual beta=1" : "",
                       ", D = W'·A' (m=", m, " n=", n, " k=", k, transa == CUBLAS_OP_T ? ", W transposed" : "",
                       batch_count > 1 ? absl::StrCat(", ", batch_count, " groups") : "", ")",
                       aligned16 ? "" : ", leading dims not 16-byte aligned");

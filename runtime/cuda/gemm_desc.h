@@ -8,6 +8,12 @@
 // The bias then runs along D's rows (length N), which is what cuBLASLt's BIAS epilogues broadcast;
 // the bias + activation epilogues also require this column-major D.
 // The residual is C = D's storage (beta = 1): in place when the memory plan made Y alias Z.
+//
+// fp8 (FusedGemm's fp8 form, sm_90): A' = W and B' = A are e4m3 bytes, W stored [N,K] so that
+// op(A') is transposed (the "TN" layout cuBLASLt's fp8 kernels require), D, C and the bias fp16.
+// W's per-column dequantization factors (length N = cuBLASLt's m) are A's scale vector, and B's
+// scale vector (length M = cuBLASLt's n) holds ones, both in CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
+// (D[i,j] = alpha·sA[i]·sB[j]·Σ A'·B' + ...); A's per-tensor factor is in alpha.
 #pragma once
 
 #include <cublasLt.h>
@@ -27,6 +33,7 @@ struct RowMajorGemm {
   float alpha = 1.0f;
   DType a_type = DType::kF32;  // A, Z and Y
   DType w_type = DType::kF32;  // W and the bias
+  bool fp8 = false;            // A and W e4m3 (a_type and w_type are then f16: Y, Z and bias)
   bool tf32 = false;           // --precision tf32: fp32 storage, TF32 Tensor Core math
   bool bias = false;
   bool residual = false;
@@ -48,6 +55,8 @@ struct LtGemm {
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   float alpha = 1.0f, beta = 0.0f;
+  // fp8: A' and B' scaled by vectors (OUTER_VEC_32F) of m and n floats.
+  bool outer_vector_scales = false;
   // Every leading dimension a multiple of 16 bytes (what Tensor Core kernels want).
   bool aligned16 = false;
   // Strided batch (groups): count and element strides between the batch's matrices.

@@ -57,6 +57,11 @@ absl::StatusOr<int64_t> LtMatmul::Prepare(cublasLtHandle_t handle, const LtGemm&
   RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, g.transa, "TRANSA"));
   RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, g.transb, "TRANSB"));
   RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, g.epilogue, "EPILOGUE"));
+  if (g.outer_vector_scales) {
+    const cublasLtMatmulMatrixScale_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode, "A_SCALE_MODE"));
+    RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode, "B_SCALE_MODE"));
+  }
   const bool bias = g.epilogue == CUBLASLT_EPILOGUE_BIAS || g.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
                     g.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
   if (bias) {
@@ -103,8 +108,13 @@ absl::StatusOr<int64_t> LtMatmul::Prepare(cublasLtHandle_t handle, const LtGemm&
 
 absl::Status LtMatmul::Enqueue(cublasLtHandle_t handle, cudaStream_t stream, const void* w, const void* a,
                                const void* bias, const void* c, void* d, void* workspace,
-                               int64_t workspace_bytes) const {
+                               int64_t workspace_bytes, const float* w_scale, const float* a_scale) const {
   if (!desc_) return absl::InternalError("cuBLASLt matmul enqueued before Prepare");
+  if (g_.outer_vector_scales) {
+    if (!w_scale || !a_scale) return absl::InternalError("an fp8 GEMM enqueued without its scale vectors");
+    GCOMP_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof(w_scale)));
+    GCOMP_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale, sizeof(a_scale)));
+  }
   if (bias) {
     GCOMP_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }

@@ -27,9 +27,11 @@ class LtMatmul {
   // How many algorithms the heuristics returned at the last Prepare.
   int candidates() const { return candidates_; }
   // D = epilogue(alpha * W' A' + beta * C + bias): w = the plan's W, a = the plan's A, c = the
-  // residual or nullptr, bias or nullptr, d = Y.
+  // residual or nullptr, bias or nullptr, d = Y. With outer-vector scales (fp8): w_scale [N] and
+  // a_scale [M] floats in device memory, D[i,j] = alpha·w_scale[i]·a_scale[j]·(W'A')[i,j] + ...
   absl::Status Enqueue(cublasLtHandle_t handle, cudaStream_t stream, const void* w, const void* a, const void* bias,
-                       const void* c, void* d, void* workspace, int64_t workspace_bytes) const;
+                       const void* c, void* d, void* workspace, int64_t workspace_bytes,
+                       const float* w_scale = nullptr, const float* a_scale = nullptr) const;
   // "cuBLASLt algo 21 tile 13 stages 19 split-k 1, workspace 0 bytes".
   const std::string& algorithm() const { return algorithm_; }
   int64_t workspace() const { return workspace_; }

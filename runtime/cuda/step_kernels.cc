@@ -60,6 +60,9 @@ class GemmStep : public CudaKernel {
  public:
   GemmStep(const CudaContext& ctx, RowMajorGemm g, std::optional<GeneratedKernel> act, const void* act_fn)
       : ctx_(ctx), g_(g), act_(std::move(act)), act_fn_(act_fn) {}
+  ~GemmStep() override {
+    if (ones_) cudaFree(ones_);
+  }
 
   absl::StatusOr<int64_t> Reshape(const KernelSpec& spec) override {
     std::string why;
@@ -69,6 +72,14 @@ class GemmStep : public CudaKernel {
     }
     m_ = g->m;
     lib_ = *g;
+    if (g_.fp8 && !ones_) {
+      // B's outer-vector scales: one per row of A, all 1 (A's factor is in alpha), for the
+      // compiled (maximum) row count, allocated once so that captured graphs keep a valid pointer.
+      const std::vector<float> ones(static_cast<size_t>(g_.m), 1.0f);
+      GCOMP_CUDA(cudaMalloc(reinterpret_cast<void**>(&ones_), ones.size() * sizeof(float)));
+      GCOMP_CUDA(cudaMemcpy(ones_, ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    if (m_ > g_.m) return absl::InvalidArgumentError(absl::StrCat("GEMM of ", m_, " rows, compiled for ", g_.m));
     if (act_) lib_.act = Activation::kNone;
     ASSIGN_OR_RETURN(current_, Matmul(m_, TunedFor(spec.outputs.at(0).dims.empty() ? 1 : BatchOf(spec))));
     batch_ = spec.batch;
@@ -81,8 +92,10 @@ class GemmStep : public CudaKernel {
     if (!current_) return absl::InternalError("GEMM run before Reshape");
     const void* bias = in.size() > runtime::kBiasInput ? in[runtime::kBiasInput] : nullptr;
     const void* residual = in.size() > runtime::kResidualInput ? in[runtime::kResidualInput] : nullptr;
+    const float* w_scale =
+        g_.fp8 && in.size() > runtime::kScaleBInput ? static_cast<const float*>(in[runtime::kScaleBInput]) : nullptr;
     RETURN_IF_ERROR(current_->Enqueue(ctx_.lt, ctx_.stream, in[1], in[0], bias, residual, out[0], workspace.data(),
-                                      static_cast<int64_t>(workspace.size())));
+                                      static_cast<int64_t>(workspace.size()), w_scale, ones_));
     if (act_) {
       const std::vector<const void*> none;
       return LaunchGenerated(ctx_, *act_, act_fn_, batch_, items_, none, out);
@@ -132,6 +145,7 @@ class GemmStep : public CudaKernel {
   std::map<std::pair<int64_t, int>, std::unique_ptr<LtMatmul>> by_m_;
   LtMatmul* current_ = nullptr;
   int64_t m_ = 0;
+  float* ones_ = nullptr;  // fp8: B's scale vector
   int candidate_ = 0;
   int64_t batch_ = 0, items_ = 0;
 };

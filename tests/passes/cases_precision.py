@@ -148,6 +148,15 @@ def _():
     return attention_block()
 
 
+@case("lower_fp8_mlp", MLP_PASSES + ",lower-fp8", {"FusedGemm": 2, "QuantizeFp8": 2, "FakeQuantFp8": 0, "LayerNorm": 2},
+      options=FP8, tolerance="fp8", calibration=True)
+def _():
+    # cuda:sm_90 has an fp8 GEMM kernel: ln1's and the GELU's FakeQuantFp8 become QuantizeFp8 (e4m3
+    # bytes), w1 and w2 e4m3 constants [N,K] with per-column dequantization factors (input 4), the
+    # activation scales folded into alpha; residual, bias and outputs stay fp16.
+    return mlp_block("lower_fp8_mlp")
+
+
 # ---- must not fire ---------------------------------------------------------------------------
 
 @case("assign_precision_fp32_unchanged", MLP_PASSES, {"FusedGemm": 2, "LayerNorm": 2, "Cast": 0},
@@ -201,3 +210,20 @@ def _():
     inits = [weights("w1", [D, H], seed=20), const("mask", mask), weights("w2", [H, H], seed=21),
              weights("w3", [H, D], seed=22)]
     return model(nodes, [("x", [4, D])], [("y", [4, D])], inits)
+
+
+@case("lower_fp8_unaligned", MLP_PASSES + ",lower-fp8", {"FusedGemm": 2, "QuantizeFp8": 0, "FakeQuantFp8": 4},
+      options=FP8, tolerance="fp8", calibration=True)
+def _():
+    # K = 12 and 24: e4m3 rows of A would not start 16-byte aligned, so neither GEMM gets the fp8
+    # kernel form; both keep their FakeQuantFp8 operands and record why ("fp8 = emulated").
+    r = rng("lower_fp8_unaligned")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+        helper.make_node("Relu", ["h"], ["a"], name="relu"),
+        helper.make_node("MatMul", ["a", "w2"], ["o"], name="fc2"),
+        helper.make_node("LayerNormalization", ["o", "g", "b"], ["y"], name="ln", axis=-1, epsilon=1e-5),
+    ]
+    inits = [weights("w1", [12, 24], seed=3), weights("w2", [24, 8], seed=4),
+             f32("g", r.uniform(0.8, 1.2, 8)), f32("b", r.standard_normal(8) * 0.1)]
+    return model(nodes, [("x", ["batch", 5, 12])], [("y", ["batch", 5, 8])], inits)

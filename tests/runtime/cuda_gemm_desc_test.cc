@@ -260,5 +260,79 @@ TEST(CudaGemmDesc, EpiloguesCuBlasLtCannotApplyExactlyAreRefused) {
   EXPECT_FALSE(MapGemm(g).ok());
 }
 
+// fp8 (FusedGemm's fp8 form): e4m3 A' = W [N,K] transposed and B' = A, fp16 C/D/bias, fp32
+// compute, outer-vector scales; the call with W's column factors as A's scale vector and ones as
+// B's computes the plan's y = alpha * scale_b[col] * sum A W + bias + Z, on ViT-B/16's and
+// ResNet-50's fp8 GEMM shapes; the layouts cuBLASLt's fp8 kernels refuse are refused here.
+TEST(CudaGemmDesc, Fp8MapsOntoTransposedE4m3CallsWithOuterVectorScales) {
+  struct Shape {
+    int64_t m, k, n;
+  };
+  const std::vector<Shape> shapes = {{197, 768, 2304}, {64 * 197, 768, 768}, {256 * 197, 768, 3072},
+                                     {256 * 197, 3072, 768}, {8 * 3136, 64, 256}, {8 * 49, 2048, 512}};
+  for (const Shape& s : shapes) {
+    RowMajorGemm g;
+    g.m = s.m, g.k = s.k, g.n = s.n;
+    g.trans_b = true;
+    g.fp8 = true;
+    g.a_type = g.w_type = DType::kF16;
+    g.bias = true;
+    g.residual = true;
+    absl::StatusOr<LtGemm> lt = MapGemm(g);
+    ASSERT_TRUE(lt.ok()) << lt.status();
+    EXPECT_EQ(lt->a_type, CUDA_R_8F_E4M3);
+    EXPECT_EQ(lt->b_type, CUDA_R_8F_E4M3);
+    EXPECT_EQ(lt->c_type, CUDA_R_16F);
+    EXPECT_EQ(lt->d_type, CUDA_R_16F);
+    EXPECT_EQ(lt->bias_type, CUDA_R_16F);
+    EXPECT_EQ(lt->compute, CUBLAS_COMPUTE_32F);
+    EXPECT_EQ(lt->scale_type, CUDA_R_32F);
+    EXPECT_EQ(lt->transa, CUBLAS_OP_T);
+    EXPECT_EQ(lt->transb, CUBLAS_OP_N);
+    EXPECT_EQ(lt->lda, s.k);
+    EXPECT_EQ(lt->ldb, s.k);
+    EXPECT_EQ(lt->ldd, s.n);
+    EXPECT_TRUE(lt->outer_vector_scales);
+    EXPECT_TRUE(lt->aligned16) << lt->Describe();
+    EXPECT_NE(lt->Describe().find("fp8 e4m3 -> fp16"), std::string::npos) << lt->Describe();
+  }
+  // Numbers: integer-valued operands (exact in e4m3 and in the sums), column factors as A's scales.
+  RowMajorGemm g;
+  g.m = 6, g.n = 8, g.k = 16;
+  g.trans_b = true, g.fp8 = true, g.a_type = g.w_type = DType::kF16, g.bias = true, g.alpha = 0.125f;
+  absl::StatusOr<LtGemm> lt = MapGemm(g);
+  ASSERT_TRUE(lt.ok()) << lt.status();
+  std::vector<float> a(g.m * g.k), w(g.n * g.k), bias(g.n), scale_b(g.n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  for (int64_t j = 0; j < g.n; ++j) bias[j] = 0.5f * static_cast<float>(j), scale_b[j] = 1.0f / static_cast<float>(j + 1);
+  std::vector<float> want = RowMajor(g, a, w, {}, bias);
+  for (int64_t r = 0; r < g.m; ++r) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      want[r * g.n + j] = (want[r * g.n + j] - bias[j]) * scale_b[j] + bias[j];
+    }
+  }
+  // cuBLASLt: D[i,j] = alpha * sA[i] * sB[j] * (op(A') op(B'))[i,j] + bias[i]; sA = scale_b, sB = 1.
+  std::vector<float> scaled_w = w;
+  for (int64_t j = 0; j < g.n; ++j) {
+    for (int64_t p = 0; p < g.k; ++p) scaled_w[j * g.k + p] *= scale_b[j];
+  }
+  const std::vector<float> got = ColumnMajor(*lt, scaled_w, a, {}, bias);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
+  // Refused: W stored [K,N] (not the transposed layout), groups, TF32.
+  RowMajorGemm bad = g;
+  bad.trans_b = false;
+  EXPECT_FALSE(MapGemm(bad).ok());
+  bad = g;
+  bad.groups = 2;
+  EXPECT_FALSE(MapGemm(bad).ok());
+  // K = 24: e4m3 rows 24 bytes apart are not 16-byte aligned (the kernel table then declines).
+  bad = g;
+  bad.k = 24;
+  absl::StatusOr<LtGemm> unaligned = MapGemm(bad);
+  ASSERT_TRUE(unaligned.ok());
+  EXPECT_FALSE(unaligned->aligned16);
+}
+
 }  // namespace
 }  // namespace gcomp::cuda

@@ -554,6 +554,64 @@ TEST(CudaGeneratedTest, Im2ColMatchesDirectLoopsGroupedAndNot) {
   }
 }
 
+// The fp8 kernels' e4m3 conversion is bit arithmetic written for the device; on the host build it
+// must give core's FloatToF8E4M3 for every value class: NaN, infinities, the saturation edge
+// (448, 463.99, 464), normal ties, the subnormal steps and their ties, signed zeros, and random
+// values over the whole e4m3 range; FakeQuantFp8 must give the reference's f16 round trip.
+TEST(CudaGeneratedTest, Fp8QuantizationMatchesTheReferenceBitForBit) {
+  std::vector<float> values = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 448.0f, -448.0f, 463.99f, 464.0f, -464.0f,
+                               1e6f, 240.0f, 1.0625f, 1.1875f, 0.0078125f, 0.015625f, 0.0009765625f, 0.00146484375f,
+                               0.001953125f, 0.0029296875f, 1e-9f, -1e-30f, 0.017578125f, 3.0f, -5.5f};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> exponent(-12.0f, 9.5f);
+  for (int i = 0; i < 4000; ++i) values.push_back((i % 2 ? -1.0f : 1.0f) * std::exp2(exponent(rng)));
+  const int64_t n = static_cast<int64_t>(values.size());
+  Attributes attrs;
+  attrs.Set("scale", 1.0f);
+  Case quantize{"quantize", "QuantizeFp8", attrs, {Operand{true, DType::kF32, {n}}}, {}, Operand{true, DType::kF8E4M3, {n}}};
+  Attributes fq_attrs;
+  fq_attrs.Set("scale", 3.5f);
+  Case fakequant{"fakequant", "FakeQuantFp8", fq_attrs, {Operand{true, DType::kF16, {n}}}, {},
+                 Operand{true, DType::kF16, {n}}};
+  std::string why;
+  std::optional<GeneratedKernel> kq = GeneratedKernelFor(SpecOf(quantize), &why);
+  ASSERT_TRUE(kq) << why;
+  std::optional<GeneratedKernel> kf = GeneratedKernelFor(SpecOf(fakequant), &why);
+  ASSERT_TRUE(kf) << why;
+  HostModule module({kq->code, kf->code});
+  ASSERT_TRUE(module.error().empty()) << module.error();
+
+  std::vector<uint8_t> q(values.size());
+  Args args{};
+  args.in[0] = values.data();
+  args.out[0] = q.data();
+  args.batch = 1;
+  args.total = n;
+  ASSERT_TRUE(module.Run(*kq, args));
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(static_cast<int>(q[i]), static_cast<int>(FloatToF8E4M3(values[i]))) << "value " << values[i];
+  }
+
+  std::vector<uint16_t> halves(values.size()), out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) halves[i] = FloatToHalf(values[i] / 8.0f);
+  args.in[0] = halves.data();
+  args.out[0] = out.data();
+  ASSERT_TRUE(module.Run(*kf, args));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float x = HalfToFloat(halves[i]);
+    const uint16_t want = FloatToHalf(RoundToStorage(x * 3.5f, DType::kF8E4M3) / 3.5f);
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(HalfToFloat(out[i])));
+    } else {
+      EXPECT_EQ(out[i], want) << "value " << x;
+    }
+  }
+  // A per-channel FakeQuantFp8 (weights) folds at compile time: the generated kernel declines it.
+  Case per_channel = fakequant;
+  per_channel.inputs.push_back(Operand{true, DType::kF32, {n}});
+  EXPECT_FALSE(GeneratedKernelFor(SpecOf(per_channel), &why));
+}
+
 TEST(CudaGeneratedTest, CompileForSm80AndSm90WithoutSpills) {
   std::vector<Case> cases = Cases();
   std::vector<runtime::DeviceSource> sources;
@@ -571,6 +629,18 @@ TEST(CudaGeneratedTest, CompileForSm80AndSm90WithoutSpills) {
   Epilogue gelu;
   gelu.act = Activation::kGelu;
   sources.push_back(ActivationKernel(DType::kBF16, gelu).code);
+  {
+    Attributes a;
+    a.Set("scale", 12.5f);
+    Case q{"q", "QuantizeFp8", a, {Batched(DType::kF16, {2, 197, 768})}, {}, Batched(DType::kF8E4M3, {2, 197, 768})};
+    Case f{"f", "FakeQuantFp8", a, {Batched(DType::kF16, {2, 197, 2304})}, {}, Batched(DType::kF16, {2, 197, 2304})};
+    for (Case* c : {&q, &f}) {
+      std::string why;
+      std::optional<GeneratedKernel> k = GeneratedKernelFor(SpecOf(*c), &why);
+      ASSERT_TRUE(k) << why;
+      sources.push_back(k->code);
+    }
+  }
   auto modules = codegen::CompileDeviceCode(sources, {"sm_90", "sm_80"});
   ASSERT_TRUE(modules.ok()) << modules.status();
   ASSERT_EQ(modules->size(), 2u);
