@@ -12,7 +12,9 @@
 // kernel does not make). A per-tensor weight scale becomes the same value in every column.
 //
 // Where cuBLASLt's fp8 layout does not fit (K not a multiple of 16, N not a multiple of 8: its
-// rows must start 16-byte aligned) the GEMM keeps the FakeQuantFp8 form and records why.
+// rows must start 16-byte aligned) the GEMM keeps the FakeQuantFp8 form and records why. So do
+// the other readers of FakeQuantFp8 (FusedConv, Attention, MatMul): the target has no fp8 kernel
+// for them, and their fp16 kernels read the fp8-rounded values ("fp8 = emulated", same numbers).
 // Preconditions: runs after assign-precision (FakeQuantFp8 nodes exist only with --precision fp8).
 #include <cmath>
 #include <map>
@@ -132,6 +134,17 @@ absl::StatusOr<bool> LowerFp8(Graph& g, const PassContext& ctx) {
                          "accumulated in fp32, then bias, residual and activation, stored fp16",
                          where, target->fp8_gemm, fq_a->input(0)->name, sa, cols, k, fw.lo, fw.hi, alpha / sa, alpha,
                          sa)});
+    changed = true;
+  }
+  for (Node* n : g.nodes()) {
+    if (n->op == "FakeQuantFp8" || n->op == "FusedGemm" || HasDecision(n, "fp8")) continue;
+    bool reads = false;
+    for (const Value* v : n->inputs) reads |= FakeQuant(v) != nullptr;
+    if (!reads) continue;
+    n->decisions.push_back({"fp8", "emulated",
+                            absl::StrCat(where, " has no fp8 kernel for ", n->op, ": its ",
+                                         DTypeName(n->precision),
+                                         " kernel reads the fp8-rounded operands (the same numbers, not fp8 speed)")});
     changed = true;
   }
   if (!changed) return false;

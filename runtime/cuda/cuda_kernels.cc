@@ -78,14 +78,18 @@ KernelEntry GemmEntry(bool separate_activation) {
                                                            " as a generated kernel: cuBLASLt has no exact epilogue for it")
                                             : "");
   };
-  e.workspace_bound = [](const KernelSpec&) { return kCublasLtWorkspace; };
-  if (separate_activation) {
-    e.device_sources = [](const KernelSpec& spec) -> absl::StatusOr<std::vector<runtime::DeviceSource>> {
-      std::optional<GeneratedKernel> k = AfterActivationKernel(spec);
-      if (!k) return absl::InternalError("no activation kernel for this GEMM");
-      return std::vector<runtime::DeviceSource>{k->code};
-    };
-  }
+  // fp8: room for the fp32 product of the fallback (Fp8EpilogueFor) next to cuBLASLt's workspace.
+  e.workspace_bound = [](const KernelSpec& spec) -> int64_t {
+    std::string why;
+    std::optional<RowMajorGemm> g = GemmFor(spec, &why);
+    return kCublasLtWorkspace + (g && g->fp8 ? Fp8ProductBytes(g->m, g->n) : 0);
+  };
+  e.device_sources = [](const KernelSpec& spec) -> absl::StatusOr<std::vector<runtime::DeviceSource>> {
+    std::vector<runtime::DeviceSource> out;
+    if (std::optional<GeneratedKernel> k = AfterActivationKernel(spec)) out.push_back(k->code);
+    if (std::optional<GeneratedKernel> k = Fp8EpilogueFor(spec)) out.push_back(k->code);
+    return out;
+  };
   return e;
 }
 
@@ -249,6 +253,15 @@ std::optional<GeneratedKernel> AfterActivationKernel(const KernelSpec& spec) {
   if (!p || LibraryActivation(p->epi.act)) return std::nullopt;
   return ActivationKernel(p->dtype, p->epi);
 }
+
+std::optional<GeneratedKernel> Fp8EpilogueFor(const KernelSpec& spec) {
+  std::string why;
+  std::optional<runtime::GemmParams> p = runtime::ParseGemm(spec, &why, /*fp8=*/true);
+  if (!p || !p->fp8) return std::nullopt;
+  return Fp8EpilogueKernel(p->n, p->epi.has_bias, p->epi.has_residual, p->epi);
+}
+
+int64_t Fp8ProductBytes(int64_t m, int64_t n) { return (m * n * 4 + 255) / 256 * 256; }
 
 std::optional<GeneratedKernel> Im2ColKernelFor(const KernelSpec& spec) {
   std::string why;

@@ -41,6 +41,10 @@ const runtime::BackendKernels& CudaSm80Kernels();
 
 // A FusedGemm/MatMul step as the row-major GEMM of gemm_desc.h (tf32 from the plan's precision).
 std::optional<RowMajorGemm> GemmFor(const runtime::KernelSpec& spec, std::string* why_not);
+// FusedGemm's fp8 form where cuBLASLt has no outer-vector-scale algorithm: the generated
+// epilogue after an fp32-output fp8 GEMM, and the bytes of that fp32 product (256-byte rounded).
+std::optional<GeneratedKernel> Fp8EpilogueFor(const runtime::KernelSpec& spec);
+int64_t Fp8ProductBytes(int64_t m, int64_t n);
 // Whether cuBLASLt's epilogue applies the activation exactly (none, relu, gelu_tanh).
 bool LibraryActivation(Activation a);
 

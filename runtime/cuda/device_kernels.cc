@@ -1075,4 +1075,20 @@ GeneratedKernel Im2ColKernel(const Im2ColGeometry& g) {
                 absl::StrCat("im2col ", g.kh, "x", g.kw, " stride ", g.sh, "x", g.sw, " NHWC ", DTypeName(g.dtype)));
 }
 
+GeneratedKernel Fp8EpilogueKernel(int64_t n, bool bias, bool residual, const Epilogue& epi) {
+  std::string body = absl::StrCat(
+      "  const float* d = (const float*)a.in[0];\n  const float* s = (const float*)a.in[1];\n",
+      "  const unsigned short* b = (const unsigned short*)a.in[2];\n",
+      "  const unsigned short* z = (const unsigned short*)a.in[3];\n  unsigned short* y = (unsigned short*)a.out[0];\n",
+      "  for (long long i = gc_first(); i < a.total; i += gc_stride()) {\n    const long long j = i % ", n, "LL;\n",
+      "    float v = d[i] * s[j];\n");
+  if (bias) absl::StrAppend(&body, "    v += gc_h2f(b[j]);\n");
+  if (residual) absl::StrAppend(&body, "    v += gc_h2f(z[i]);\n");
+  absl::StrAppend(&body, "    y[i] = gc_f2h(", ActivationExpr(epi, "v"), ");\n  }\n");
+  return Finish(absl::StrCat("fp8_epilogue", ActTag(epi), "_", n), body, 1,
+                absl::StrCat("fp8 GEMM epilogue: fp32 D x per-column scale", bias ? " + bias" : "",
+                             residual ? " + residual" : "", epi.act != Activation::kNone ? " + " : "",
+                             epi.act != Activation::kNone ? ActivationName(epi.act) : "", " -> f16"));
+}
+
 }  // namespace gcomp::cuda

@@ -52,6 +52,10 @@ inline int64_t WorkItems(const GeneratedKernel& k, int64_t elements) {
 // copy, and a separate activation (Relu, ...).
 std::optional<GeneratedKernel> MapKernel(const runtime::KernelSpec& spec, std::string* why_not);
 // QuantizeFp8, and FakeQuantFp8 with a per-tensor scale (--precision fp8 on sm_90).
+// The fp8 GEMM's epilogue where cuBLASLt offers no outer-vector-scale algorithm: in[0] the fp32
+// alpha·A·W [M, n], in[1] the f32 [n] column scales, in[2] the f16 bias, in[3] the f16 residual;
+// out[0] = act(in0 · in1[j] + bias[j] + Z) in f16, one element per item.
+GeneratedKernel Fp8EpilogueKernel(int64_t n, bool bias, bool residual, const Epilogue& epi);
 std::optional<GeneratedKernel> Fp8Kernel(const runtime::KernelSpec& spec, std::string* why_not);
 // Add/Sub/Mul/Div of two float operands with ONNX broadcasting.
 std::optional<GeneratedKernel> BinaryKernel(const runtime::KernelSpec& spec, std::string* why_not);

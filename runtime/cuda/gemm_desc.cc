@@ -82,7 +82,15 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
   lt.a_type = lt.b_type = lt.c_type = lt.d_type = lt.bias_type = *type;
   if (g.fp8) {
     lt.a_type = lt.b_type = CUDA_R_8F_E4M3;
-    lt.outer_vector_scales = true;
+    lt.outer_vector_scales = !g.fp32_out;
+    if (g.fp32_out) {
+      if (g.bias || g.residual || g.act != Activation::kNone) {
+        return absl::InvalidArgumentError("an fp8 GEMM into fp32 applies no epilogue");
+      }
+      lt.c_type = lt.d_type = lt.bias_type = CUDA_R_32F;
+    }
+  } else if (g.fp32_out) {
+    return absl::InvalidArgumentError("fp32 output of an fp8 GEMM without fp8 operands");
   }
   lt.scale_type = CUDA_R_32F;  // fp32 accumulation and scaling for every storage type
   lt.compute = g.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -104,14 +112,15 @@ absl::StatusOr<LtGemm> MapGemm(const RowMajorGemm& g) {
     case Activation::kClip:
       return absl::InvalidArgumentError("cuBLASLt has no clip epilogue: Clip runs as a separate kernel");
   }
-  const int64_t es = static_cast<int64_t>(DTypeSize(g.a_type)), in_es = g.fp8 ? 1 : es;
+  const int64_t es = g.fp32_out ? 4 : static_cast<int64_t>(DTypeSize(g.a_type)), in_es = g.fp8 ? 1 : es;
   lt.aligned16 = (lt.lda * in_es) % 16 == 0 && (lt.ldb * in_es) % 16 == 0 && (lt.ldd * es) % 16 == 0 &&
                  (lt.stride_a * in_es) % 16 == 0 && (lt.stride_b * in_es) % 16 == 0 && (lt.stride_d * es) % 16 == 0;
   return lt;
 }
 
 std::string LtGemm::Describe() const {
-  const char* type = a_type == CUDA_R_8F_E4M3                  ? "fp8 e4m3 -> fp16"
+  const char* type = a_type == CUDA_R_8F_E4M3 && d_type == CUDA_R_32F ? "fp8 e4m3 -> fp32"
+                     : a_type == CUDA_R_8F_E4M3                  ? "fp8 e4m3 -> fp16"
                      : d_type == CUDA_R_16F                    ? "fp16"
                      : d_type == CUDA_R_16BF                   ? "bf16"
                      : compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? "tf32"

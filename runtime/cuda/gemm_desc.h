@@ -13,7 +13,8 @@
 // op(A') is transposed (the "TN" layout cuBLASLt's fp8 kernels require), D, C and the bias fp16.
 // W's per-column dequantization factors (length N = cuBLASLt's m) are A's scale vector, and B's
 // scale vector (length M = cuBLASLt's n) holds ones, both in CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
-// (D[i,j] = alpha·sA[i]·sB[j]·Σ A'·B' + ...); A's per-tensor factor is in alpha.
+// (D[i,j] = alpha·sA[i]·sB[j]·Σ A'·B' + ...); A's per-tensor factor is in alpha. `fp32_out`: the
+// same operands with the default scalar scales (1) into an fp32 D, nothing else.
 #pragma once
 
 #include <cublasLt.h>
@@ -34,6 +35,9 @@ struct RowMajorGemm {
   DType a_type = DType::kF32;  // A, Z and Y
   DType w_type = DType::kF32;  // W and the bias
   bool fp8 = false;            // A and W e4m3 (a_type and w_type are then f16: Y, Z and bias)
+  // fp8 where cuBLASLt has no outer-vector-scale algorithm: D = alpha·A·W in fp32 (no bias,
+  // residual or activation; unit per-tensor scales), for a generated epilogue kernel to finish.
+  bool fp32_out = false;
   bool tf32 = false;           // --precision tf32: fp32 storage, TF32 Tensor Core math
   bool bias = false;
   bool residual = false;

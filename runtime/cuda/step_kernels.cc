@@ -58,8 +58,10 @@ class GeneratedStep : public CudaKernel {
 
 class GemmStep : public CudaKernel {
  public:
-  GemmStep(const CudaContext& ctx, RowMajorGemm g, std::optional<GeneratedKernel> act, const void* act_fn)
-      : ctx_(ctx), g_(g), act_(std::move(act)), act_fn_(act_fn) {}
+  GemmStep(const CudaContext& ctx, RowMajorGemm g, std::optional<GeneratedKernel> act, const void* act_fn,
+           std::optional<GeneratedKernel> fp8_epilogue, const void* fp8_epilogue_fn)
+      : ctx_(ctx), g_(g), act_(std::move(act)), act_fn_(act_fn), fp8_epilogue_(std::move(fp8_epilogue)),
+        fp8_epilogue_fn_(fp8_epilogue_fn) {}
   ~GemmStep() override {
     if (ones_) cudaFree(ones_);
   }
@@ -72,6 +74,7 @@ class GemmStep : public CudaKernel {
     }
     m_ = g->m;
     lib_ = *g;
+    if (fallback_) lib_ = FallbackForm(*g);
     if (g_.fp8 && !ones_) {
       // B's outer-vector scales: one per row of A, all 1 (A's factor is in alpha), for the
       // compiled (maximum) row count, allocated once so that captured graphs keep a valid pointer.
@@ -81,10 +84,22 @@ class GemmStep : public CudaKernel {
     }
     if (m_ > g_.m) return absl::InvalidArgumentError(absl::StrCat("GEMM of ", m_, " rows, compiled for ", g_.m));
     if (act_) lib_.act = Activation::kNone;
-    ASSIGN_OR_RETURN(current_, Matmul(m_, TunedFor(spec.outputs.at(0).dims.empty() ? 1 : BatchOf(spec))));
+    const int tuned = TunedFor(spec.outputs.at(0).dims.empty() ? 1 : BatchOf(spec));
+    absl::StatusOr<LtMatmul*> mm = Matmul(m_, tuned);
+    if (!mm.ok() && g_.fp8 && !fallback_ && absl::IsUnimplemented(mm.status()) && fp8_epilogue_) {
+      // cuBLASLt offers no algorithm with outer-vector scales on this device and library: the
+      // GEMM writes alpha·A·W in fp32 and the plan's generated epilogue applies the column
+      // scales, bias, residual and activation (the same arithmetic, one more pass over D).
+      fallback_ = true;
+      fallback_why_ = std::string(mm.status().message());
+      lib_ = FallbackForm(*g);
+      mm = Matmul(m_, tuned);
+    }
+    if (!mm.ok()) return mm.status();
+    current_ = *mm;
     batch_ = spec.batch;
     items_ = act_ ? ItemsAt(*act_, spec) : 0;
-    return current_->workspace();
+    return current_->workspace() + (fallback_ ? Fp8ProductBytes(m_, g_.n) : 0);
   }
 
   absl::Status Run(const runtime::RunContext&, std::span<const void* const> in, std::span<void* const> out,
@@ -94,6 +109,15 @@ class GemmStep : public CudaKernel {
     const void* residual = in.size() > runtime::kResidualInput ? in[runtime::kResidualInput] : nullptr;
     const float* w_scale =
         g_.fp8 && in.size() > runtime::kScaleBInput ? static_cast<const float*>(in[runtime::kScaleBInput]) : nullptr;
+    if (fallback_) {
+      const int64_t product = Fp8ProductBytes(m_, g_.n);
+      if (static_cast<int64_t>(workspace.size()) < product) return absl::InternalError("fp8 GEMM workspace too small");
+      uint8_t* d = workspace.data();
+      RETURN_IF_ERROR(current_->Enqueue(ctx_.lt, ctx_.stream, in[1], in[0], nullptr, nullptr, d, d + product,
+                                        static_cast<int64_t>(workspace.size()) - product));
+      const std::vector<const void*> epi_in = {d, w_scale, bias, residual};
+      return LaunchGenerated(ctx_, *fp8_epilogue_, fp8_epilogue_fn_, batch_, m_ * g_.n, epi_in, out);
+    }
     RETURN_IF_ERROR(current_->Enqueue(ctx_.lt, ctx_.stream, in[1], in[0], bias, residual, out[0], workspace.data(),
                                       static_cast<int64_t>(workspace.size()), w_scale, ones_));
     if (act_) {
@@ -105,6 +129,9 @@ class GemmStep : public CudaKernel {
 
   std::string Algorithm() const override {
     if (!current_) return "";
+    if (fallback_) {
+      return absl::StrCat(current_->algorithm(), " (fp8 into fp32: ", fallback_why_, "); then ", fp8_epilogue_->code.name);
+    }
     return act_ ? absl::StrCat(current_->algorithm(), "; then ", act_->code.name) : current_->algorithm();
   }
 
@@ -120,6 +147,14 @@ class GemmStep : public CudaKernel {
   static int64_t BatchOf(const KernelSpec& spec) {
     const runtime::Operand& y = spec.outputs.at(0);
     return !y.per_batch.empty() && y.per_batch[0] > 0 ? y.dims[0] / y.per_batch[0] : 1;
+  }
+
+  // The fp8 GEMM without its epilogue, into fp32 (runtime/cuda/gemm_desc.h).
+  static RowMajorGemm FallbackForm(RowMajorGemm g) {
+    g.fp32_out = true;
+    g.bias = g.residual = false;
+    g.act = Activation::kNone;
+    return g;
   }
 
   // The prepared matmul for M rows and a candidate, made once.
@@ -146,6 +181,10 @@ class GemmStep : public CudaKernel {
   LtMatmul* current_ = nullptr;
   int64_t m_ = 0;
   float* ones_ = nullptr;  // fp8: B's scale vector
+  std::optional<GeneratedKernel> fp8_epilogue_;
+  const void* fp8_epilogue_fn_ = nullptr;
+  bool fallback_ = false;  // fp8 through fp32 and the generated epilogue
+  std::string fallback_why_;
   int candidate_ = 0;
   int64_t batch_ = 0, items_ = 0;
 };
@@ -201,7 +240,12 @@ absl::StatusOr<std::unique_ptr<CudaKernel>> CreateGemmKernel(const CudaContext& 
   if (act) {
     ASSIGN_OR_RETURN(fn, ctx.function(act->code.name));
   }
-  return std::unique_ptr<CudaKernel>(new GemmStep(ctx, *g, std::move(act), fn));
+  std::optional<GeneratedKernel> fp8_epilogue = Fp8EpilogueFor(spec);
+  const void* fp8_fn = nullptr;
+  if (fp8_epilogue) {
+    ASSIGN_OR_RETURN(fp8_fn, ctx.function(fp8_epilogue->code.name));
+  }
+  return std::unique_ptr<CudaKernel>(new GemmStep(ctx, *g, std::move(act), fn, std::move(fp8_epilogue), fp8_fn));
 }
 
 }  // namespace gcomp::cuda

@@ -1,6 +1,7 @@
 """cuda plans of the ResNet and ViT fixtures, built and checked on a machine without a GPU.
 
-For each model and precision (fp32, tf32, fp16, bf16):
+For each model and precision (fp32, tf32, fp16, bf16, and fp8 calibrated on the model's
+test_data_set_0):
   - `gcomp compile --target cuda` twice, in two processes: the plan files are byte-identical;
   - `gcomp inspect PLAN`: every step runs on a kernel of the cuda table (FusedConv on the cuDNN conv
     graph, FusedGemm on cuBLASLt with its epilogue), the device bytes and the workspace bound are
@@ -11,7 +12,9 @@ Where no CUDA device is present, `gcomp run PLAN` is refused with exit 2 and a m
 (on a machine with a device, the gpu-labelled tests run the plans instead).
 Attention steps run on the exact kernel at fp32/tf32 and on cuDNN's SDPA at fp16/bf16, with the
 flash-attention kernel compiled in as its fallback; that kernel's SASS holds Tensor Core MMAs
-(HMMA) on both architectures. With cuDNN's entry excluded (`--exclude-kernels`), ViT attention
+(HMMA) on both architectures. At fp8, every FusedGemm that reads e4m3 operands runs on cuBLASLt's
+fp8 GEMM (outer-vector scales), at least one does, and the e4m3 quantization runs on its generated
+kernel. With cuDNN's entry excluded (`--exclude-kernels`), ViT attention
 compiles onto the flash-attention entry itself.
 Usage: check_cuda_plans.py GCOMP MODELS_DIR MODEL [MODEL ...]"""
 import os
@@ -21,7 +24,7 @@ import sys
 import sysconfig
 import tempfile
 
-PRECISIONS = ["fp32", "tf32", "fp16", "bf16"]
+PRECISIONS = ["fp32", "tf32", "fp16", "bf16", "fp8"]
 
 
 def run(cmd, **kw):
@@ -41,7 +44,9 @@ def check_plan(gcomp, model, precision, tmp, cuobj):
     plans = []
     for k in range(2):
         out = os.path.join(tmp, f"{precision}_{k}.gplan")
-        r = run([gcomp, "compile", model, "--target", "cuda", "--precision", precision, "--level", "O3", "-o", out])
+        extra = ["--calibration", os.path.join(os.path.dirname(model), "test_data_set_0")] if precision == "fp8" else []
+        r = run([gcomp, "compile", model, "--target", "cuda", "--precision", precision, "--level", "O3", "-o", out]
+                + extra)
         if r.returncode != 0:
             return [f"compile failed: {r.stderr.strip()}"]
         plans.append(out)
@@ -51,6 +56,19 @@ def check_plan(gcomp, model, precision, tmp, cuobj):
     steps = re.findall(r"^  #\d+ .* \((\w+)\) -> kernel (\S+): (.*)$", text, re.M)
     if not steps:
         failures.append("inspect shows no steps")
+    # Each step's first input line: its dtype says whether a GEMM reads e4m3 bytes.
+    first_inputs = re.findall(r"^  #\d+ .* \((\w+)\) -> kernel \S+: .*\n(?:      (?!in ).*\n)*      in  %\S+: (\w+)\[",
+                              text, re.M)
+    fp8_gemms = [op for op, dtype in first_inputs if op == "FusedGemm" and dtype == "f8e4m3"]
+    if precision == "fp8":
+        if not fp8_gemms:
+            failures.append("no FusedGemm reads e4m3 operands")
+        for op, kernel, reason in steps:
+            if op in ("QuantizeFp8", "FakeQuantFp8") and kernel != "cuda.nvrtc.fp8_quantize":
+                failures.append(f"{op} on {kernel}")
+        fp8_on_lt = [r for op, k, r in steps if op == "FusedGemm" and "fp8 e4m3 -> fp16, outer-vector scales" in r]
+        if len(fp8_on_lt) != len(fp8_gemms):
+            failures.append(f"{len(fp8_gemms)} FusedGemms read e4m3, {len(fp8_on_lt)} run on cuBLASLt's fp8 GEMM")
     for op, kernel, reason in steps:
         if not kernel.startswith("cuda."):
             failures.append(f"{op} runs on {kernel}")
@@ -59,7 +77,7 @@ def check_plan(gcomp, model, precision, tmp, cuobj):
         if op == "FusedGemm" and not (kernel.startswith("cuda.cublaslt.gemm") and "epilogue" in reason):
             failures.append(f"FusedGemm on {kernel}: {reason}")
         if op == "Attention":
-            want = "cuda.nvrtc.attention_exact" if precision in ("fp32", "tf32") else "cuda.cudnn.sdpa"
+            want = "cuda.nvrtc.attention_exact" if precision in ("fp32", "tf32") else "cuda.cudnn.sdpa"  # fp8: fp16
             if kernel != want:
                 failures.append(f"Attention at {precision} on {kernel}, not {want}")
             if want == "cuda.cudnn.sdpa" and not ("cuDNN SDPA" in reason and "flash attention" in reason):

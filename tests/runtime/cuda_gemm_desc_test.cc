@@ -326,6 +326,22 @@ TEST(CudaGemmDesc, Fp8MapsOntoTransposedE4m3CallsWithOuterVectorScales) {
   bad = g;
   bad.groups = 2;
   EXPECT_FALSE(MapGemm(bad).ok());
+  // The fallback where cuBLASLt offers no outer-vector-scale algorithm: e4m3 operands into an fp32
+  // D with the default (unit) scalar scales and no epilogue; the generated epilogue does the rest.
+  RowMajorGemm fallback = g;
+  fallback.fp32_out = true;
+  fallback.bias = false;
+  absl::StatusOr<LtGemm> f32 = MapGemm(fallback);
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_EQ(f32->a_type, CUDA_R_8F_E4M3);
+  EXPECT_EQ(f32->d_type, CUDA_R_32F);
+  EXPECT_EQ(f32->c_type, CUDA_R_32F);
+  EXPECT_FALSE(f32->outer_vector_scales);
+  EXPECT_EQ(f32->epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_EQ(f32->alpha, g.alpha);
+  EXPECT_TRUE(f32->aligned16);
+  fallback.bias = true;
+  EXPECT_FALSE(MapGemm(fallback).ok());
   // K = 24: e4m3 rows 24 bytes apart are not 16-byte aligned (the kernel table then declines).
   bad = g;
   bad.k = 24;
