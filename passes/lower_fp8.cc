@@ -12,9 +12,11 @@
 // kernel does not make). A per-tensor weight scale becomes the same value in every column.
 //
 // Where cuBLASLt's fp8 layout does not fit (K not a multiple of 16, N not a multiple of 8: its
-// rows must start 16-byte aligned) the GEMM keeps the FakeQuantFp8 form and records why. So do
-// the other readers of FakeQuantFp8 (FusedConv, Attention, MatMul): the target has no fp8 kernel
-// for them, and their fp16 kernels read the fp8-rounded values ("fp8 = emulated", same numbers).
+// rows must start 16-byte aligned) the GEMM stays fp16, as do the other readers of FakeQuantFp8
+// (FusedConv, Attention, MatMul): the target has no fp8 kernel for them, so rounding their operands
+// through fp8 would cost a pass over memory and accuracy and gain nothing. Their FakeQuantFp8
+// becomes the fp16 value itself (a Cast where the value is stored in another type; constants fold),
+// and the reader records "fp8 = fp16 operands" with the reason.
 // Preconditions: runs after assign-precision (FakeQuantFp8 nodes exist only with --precision fp8).
 #include <cmath>
 #include <map>
@@ -100,9 +102,9 @@ absl::StatusOr<bool> LowerFp8(Graph& g, const PassContext& ctx) {
     const int64_t k = trans_b ? w.dims()[1] : w.dims()[0], cols = trans_b ? w.dims()[0] : w.dims()[1];
     if (k % 16 != 0 || cols % 8 != 0) {
       n->decisions.push_back(
-          {"fp8", "emulated",
+          {"fp8", "fp16 operands",
            absl::StrCat(where, "'s fp8 GEMM needs K a multiple of 16 and N of 8 (16-byte aligned e4m3 and fp16 rows); "
-                               "here K ", k, ", N ", cols, ": the fp16 GEMM reads the fp8-rounded operands")});
+                               "here K ", k, ", N ", cols, ": an fp16 GEMM on the unrounded fp16 operands")});
       changed = true;
       continue;
     }
@@ -137,14 +139,29 @@ absl::StatusOr<bool> LowerFp8(Graph& g, const PassContext& ctx) {
     changed = true;
   }
   for (Node* n : g.nodes()) {
-    if (n->op == "FakeQuantFp8" || n->op == "FusedGemm" || HasDecision(n, "fp8")) continue;
+    if (n->op == "FakeQuantFp8" || HasDecision(n, "fp8")) continue;
     bool reads = false;
     for (const Value* v : n->inputs) reads |= FakeQuant(v) != nullptr;
     if (!reads) continue;
-    n->decisions.push_back({"fp8", "emulated",
-                            absl::StrCat(where, " has no fp8 kernel for ", n->op, ": its ",
-                                         DTypeName(n->precision),
-                                         " kernel reads the fp8-rounded operands (the same numbers, not fp8 speed)")});
+    n->decisions.push_back({"fp8", "fp16 operands",
+                            absl::StrCat(where, " has no fp8 kernel for ", n->op, ": its ", DTypeName(n->precision),
+                                         " kernel reads the operands unrounded (no pass through fp8)")});
+    changed = true;
+  }
+  // Every FakeQuantFp8 still read (by the nodes above) becomes its fp16 input.
+  for (Node* q : g.nodes()) {
+    if (q->op != "FakeQuantFp8" || q->output(0)->users.empty()) continue;
+    Value* x = q->input(0);
+    if (x->dtype != DType::kF16) {
+      Attributes attrs;
+      attrs.Set("to", std::string(DTypeName(DType::kF16)));
+      ASSIGN_OR_RETURN(Node * cast, rw.Create("Cast", q->name + "_f16", {x}, std::move(attrs), q->origin));
+      cast->precision = DType::kF16;
+      cast->decisions.push_back({"precision", "fp16", absl::StrCat("storage cast: '", x->name, "' is stored ",
+                                                                   DTypeName(x->dtype), ", its fp16 readers have no fp8 kernel")});
+      x = cast->output(0);
+    }
+    rw.ReplaceAllUses(q->output(0), x);
     changed = true;
   }
   if (!changed) return false;

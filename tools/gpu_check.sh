@@ -115,12 +115,12 @@ run() {
     tv_small_resnet_op17_dynamic zoo_small_resnet_op9 tv_small_vit_op17_dynamic
   section attention 90 $py "$root/tests/gpu/check_gpu_attention.py" "$work/gcomp"
   section export_resnet50 60 $py "$root/tools/bench/gpu_vs_torch.py" export "$work/full/tv_resnet50"
-  section resnet50 120 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_resnet50
+  section resnet50 150 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_resnet50
   section benchmark $((330 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench "$work/full/tv_resnet50" \
     --gcomp "$work/gcomp" --cuda-bench "$work/cuda_bench" --json "$out/gpu_bench.json" --markdown "$out/gpu_bench.md"
   [ -f "$out/gpu_bench.md" ] && { echo; echo "## benchmark table"; echo; cat "$out/gpu_bench.md"; } >> "$md"
   section export_vit_b_16 60 $py "$root/tools/bench/gpu_vs_torch.py" export "$work/full/tv_vit_b_16" --model vit_b_16
-  section vit_b_16 120 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_vit_b_16
+  section vit_b_16 150 $py "$root/tests/gpu/check_gpu_plans.py" "$work/gcomp" "$work/full" tv_vit_b_16
   section benchmark_vit $((530 - (SECONDS - start))) $py "$root/tools/bench/gpu_vs_torch.py" bench \
     "$work/full/tv_vit_b_16" --model vit_b_16 --batches 1,64,256 --gcomp "$work/gcomp" --cuda-bench "$work/cuda_bench" \
     --json "$out/gpu_bench_vit.json" --markdown "$out/gpu_bench_vit.md"

@@ -4,6 +4,11 @@ For every model directory given (a fixture: model.onnx and test_data_set_*):
   - fp32 plans: every stored data set within |err| <= 1e-5*max|ref| + 1e-4*|ref| (DESIGN.md's fp32
     tolerance; cuDNN and cuBLASLt run true fp32, no TF32);
   - fp16 and bf16 plans: cosine >= 0.999 and max|err| <= 5e-2*max|ref| on the stored data sets;
+  - fp8 plans (calibrated on test_data_set_0): ONNX Runtime at fp8's listed bound (gcomp_run.FP8_BOUNDS),
+    and the same inputs through the sm_90-lowered graph on the reference interpreter (`run
+    --reference`: e4m3 operands, column scales, fp16 storage as the kernels compute) at cosine >= 0.995,
+    so the fp8 GEMMs (cuBLASLt outer-vector scales or the fallback epilogue) compute what the plan says
+    (on the stored data sets of the small fixtures: the interpreter is slow on full-size models);
   - every precision, dynamic-batch models: seeded random inputs at batch 1, 2, 7 and the plan's
     maximum, each against ONNX Runtime on the same inputs (fp32 at the fp32 tolerance), so every
     batch size's algorithm choice and CUDA graph is exercised;
@@ -22,7 +27,7 @@ import onnx
 import onnxruntime as ort
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "passes"))
-from gcomp_run import compare_precision, read_tensor, run_named  # noqa: E402
+from gcomp_run import compare_precision, cosine, fp8_bound, read_tensor, run_named  # noqa: E402
 
 MAX_BATCH = 16
 
@@ -45,10 +50,12 @@ def main():
             dims = [d.dim_value if d.HasField("dim_value") else None for d in inp.type.tensor_type.shape.dim]
             dynamic = dims[0] is None
             session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
-            for prec in ("fp32", "fp16", "bf16"):
+            calibration = ["--calibration", os.path.join(case, "test_data_set_0")]
+            for prec in ("fp32", "fp16", "bf16", "fp8"):
                 plan = os.path.join(tmp, f"{name}_{prec}.gplan")
                 rc, out = run([gcomp, "compile", model_path, "-o", plan, "--target", "cuda", "--precision", prec,
-                               "--level", "O3"] + (["--batch", str(MAX_BATCH)] if dynamic else []))
+                               "--level", "O3"] + (["--batch", str(MAX_BATCH)] if dynamic else []) +
+                              (calibration if prec == "fp8" else []))
                 if rc != 0:
                     print(f"FAIL {name} {prec}: compile: {out.strip()}")
                     failed += 1
@@ -71,7 +78,17 @@ def main():
                         print(f"FAIL {name} {prec} {label}: {e}")
                         failed += 1
                         continue
-                    ok, what = compare_precision(prec, got, ref)
+                    if prec == "fp8":
+                        ok, what = compare_precision(prec, got, ref, *fp8_bound(name))
+                    else:
+                        ok, what = compare_precision(prec, got, ref)
+                    if prec == "fp8" and "small" in name and label.startswith("test_data_set"):
+                        lowered = run_named(gcomp, model_path, {inp.name: x}, os.path.join(tmp, "ref"),
+                                            ["--target", "cuda:sm_90", "--reference", "--level", "O3", "--precision",
+                                             "fp8"] + calibration)
+                        cos = cosine(got.astype(np.float64), lowered.astype(np.float64))
+                        ok = ok and cos >= 0.995
+                        what += f"; vs the lowered graph on the reference interpreter: cosine {cos:.6f} (>= 0.995)"
                     checked += 1
                     print(f"{'PASS' if ok else 'FAIL'} {name} {prec} {label}: {what}")
                     failed += not ok

@@ -40,13 +40,12 @@ from onnx import numpy_helper
 
 import torch_peer
 
-from gcomp_run import cosine, read_tensor, run_model  # noqa: E402
+from gcomp_run import cosine, fp8_bound, read_tensor, run_model  # noqa: E402
 
 PRECISIONS = ("fp16", "bf16", "fp8")
 DESIGN_TOLERANCE = (0.999, 5e-2)  # cosine >=, max abs error / max|ref| <=
 DESIGN_FP8 = (0.99, float("inf"))
 PEER_FACTOR = 1.25  # gcomp's bf16 error may exceed PyTorch's bf16 error on the same model by this factor
-FP8_LOOSER = {"resnet": (0.93, float("inf")), "vit": (0.965, float("inf"))}
 
 
 def design(prec):
@@ -56,7 +55,7 @@ def design(prec):
 def tolerance(name, prec):
     """(min cosine, max abs error / max|ref|, whether it is the DESIGN.md tolerance)."""
     if prec == "fp8":
-        return (*FP8_LOOSER["resnet" if ("resnet" in name or "resnext" in name) else "vit"], False)
+        return (*fp8_bound(name), False)
     return (*DESIGN_TOLERANCE, True)
 
 

@@ -9,6 +9,15 @@ import onnx
 from onnx import numpy_helper
 
 
+# fp8's listed bound against ONNX Runtime (cosine >=, max abs error / max|ref| <=): e4m3's 3-bit
+# mantissa misses DESIGN.md's 0.99 on the small fixtures (README, Mixed precision).
+FP8_BOUNDS = {"resnet": (0.93, float("inf")), "vit": (0.965, float("inf"))}
+
+
+def fp8_bound(name):
+    return FP8_BOUNDS["resnet" if ("resnet" in name or "resnext" in name) else "vit"]
+
+
 def cosine(a, b):
     """Cosine similarity of two arrays (flattened, in float64); 1 for two zero arrays."""
     a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()

@@ -10,7 +10,9 @@
                                     graph, cuda_bench's CUDA-event timing) against PyTorch eager
                                     fp16 (channels_last, inference_mode; ViT's attention is
                                     PyTorch's scaled_dot_product_attention path) and torch.compile
-                                    of the same module, timed with CUDA events, medians of the runs
+                                    of the same module, timed with CUDA events, medians of the runs;
+                                    and gcomp's fp8 plan (sm_90, calibrated on DIR/test_data_set_0)
+                                    against gcomp's own fp16 plan
 Needs torch 2.x with CUDA, torchvision, onnx and onnxruntime (the GPU machine's Python)."""
 import argparse
 import json
@@ -92,6 +94,19 @@ def bench(args):
     if r.returncode != 0:
         sys.exit(f"cuda_bench failed: {r.stderr}")
     gcomp_rows = {row["batch"]: row for row in map(json.loads, r.stdout.splitlines())}
+    # fp8: e4m3 GEMMs (lower-fp8), the rest as the fp16 plan; reported next to it, failures shown.
+    fp8_rows, fp8_error = {}, ""
+    plan8 = os.path.join(args.dir, f"{args.model}_fp8.gplan")
+    r = subprocess.run([args.gcomp, "compile", model_path, "--target", "cuda", "--precision", "fp8", "--level", "O3",
+                        "--calibration", os.path.join(args.dir, "test_data_set_0"), "--batch", str(max(batches)),
+                        "-o", plan8], capture_output=True, text=True)
+    if r.returncode == 0:
+        r = subprocess.run([args.cuda_bench, plan8, "--batches", args.batches, "--warmup", "20", "--iterations", "100"],
+                           capture_output=True, text=True, timeout=600)
+    if r.returncode == 0:
+        fp8_rows = {row["batch"]: row for row in map(json.loads, r.stdout.splitlines())}
+    else:
+        fp8_error = (r.stderr or r.stdout).strip()[:300]
     dev = torch.device("cuda")
     model = build_model(args.model).half().to(dev).to(memory_format=torch.channels_last)
     compiled = torch.compile(model)
@@ -101,22 +116,31 @@ def bench(args):
         eager_ms = time_torch(model, x, 10, 50)
         comp_ms = time_torch(compiled, x, 5, 50)
         g = gcomp_rows[b]
+        f8 = fp8_rows.get(b)
         rows.append({"batch": b, "gcomp_ms": g["median_ms"], "eager_ms": eager_ms, "compile_ms": comp_ms,
+                     "gcomp_fp8_ms": f8["median_ms"] if f8 else None,
+                     "fp8_vs_fp16": g["median_ms"] / f8["median_ms"] if f8 else None,
                      "gcomp_images_per_s": b * 1000 / g["median_ms"], "eager_images_per_s": b * 1000 / eager_ms,
                      "compile_images_per_s": b * 1000 / comp_ms, "vs_eager": eager_ms / g["median_ms"],
                      "vs_compile": comp_ms / g["median_ms"]})
     result = {"model": args.model, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-              "precision": "fp16",
+              "precision": "fp16", "fp8_error": fp8_error,
+              "gcomp_fp8_algorithms_at_max_batch": fp8_rows[batches[-1]]["algorithms"] if fp8_rows else None,
               "plan_compile_s": compile_s, "rows": rows,
               "gcomp_memory": gcomp_rows[batches[-1]]["memory"],
               "gcomp_algorithms_at_max_batch": gcomp_rows[batches[-1]]["algorithms"]}
     lines = [f"{MODELS[args.model]} fp16 on {result['device']} (torch {result['torch']}), medians of CUDA-event timings; "
              f"gcomp: cuda plan, device-resident I/O, one CUDA graph per batch; PyTorch: channels_last, inference_mode",
-             "", "| batch | gcomp ms | eager ms | torch.compile ms | gcomp img/s | vs eager | vs torch.compile |",
-             "|---|---|---|---|---|---|---|"]
+             "", "| batch | gcomp ms | eager ms | torch.compile ms | gcomp img/s | vs eager | vs torch.compile "
+             "| gcomp fp8 ms | fp8 vs fp16 |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
+        fp8 = (f"{row['gcomp_fp8_ms']:.3f} | {row['fp8_vs_fp16']:.2f}x" if row["gcomp_fp8_ms"] is not None
+               else "failed | -")
         lines.append(f"| {row['batch']} | {row['gcomp_ms']:.3f} | {row['eager_ms']:.3f} | {row['compile_ms']:.3f} | "
-                     f"{row['gcomp_images_per_s']:.0f} | {row['vs_eager']:.2f}x | {row['vs_compile']:.2f}x |")
+                     f"{row['gcomp_images_per_s']:.0f} | {row['vs_eager']:.2f}x | {row['vs_compile']:.2f}x | {fp8} |")
+    if fp8_error:
+        lines += ["", f"fp8 plan failed: {fp8_error}"]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.json:
