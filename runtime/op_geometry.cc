@@ -252,7 +252,7 @@ std::optional<int64_t> NormalizedAxis(int64_t axis, size_t rank) {
 
 
 
-std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
+std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec, bool fp8) {
   if (!spec.params) return std::nullopt;
   if (spec.op != "LayerNorm" && spec.op != "LayerNormalization") return std::nullopt;
   if (spec.inputs.size() < 2 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
@@ -271,7 +271,11 @@ std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec) {
   const Operand& scale = spec.inputs[1];
   if (!scale.present || !PerRow(scale, x.dims, *axis, s.len)) return std::nullopt;
   if (s.has_bias && !PerRow(spec.inputs[2], x.dims, *axis, s.len)) return std::nullopt;
-  if (!IsStorageFloat(x.dtype) || !IsStorageFloat(scale.dtype) || !IsStorageFloat(spec.outputs[0].dtype)) {
+  const bool fp8_out = spec.outputs[0].dtype == DType::kF8E4M3;
+  s.fp8_scale = spec.params->GetFloat("fp8_scale", 0.0f);
+  if (fp8_out != (s.fp8_scale > 0) || (fp8_out && (!fp8 || !std::isfinite(s.fp8_scale)))) return std::nullopt;
+  if (!IsStorageFloat(x.dtype) || !IsStorageFloat(scale.dtype) ||
+      (!fp8_out && !IsStorageFloat(spec.outputs[0].dtype))) {
     return std::nullopt;
   }
   if (s.has_bias && !IsStorageFloat(spec.inputs[2].dtype)) return std::nullopt;

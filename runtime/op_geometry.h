@@ -61,8 +61,11 @@ struct LayerNormShape {
   float epsilon = 1e-5f;
   bool has_bias = false;
   DType x_type = DType::kF32, s_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
+  // LayerNorm's fp8 output (O3's lower-fp8): y_type f8e4m3 holds the e4m3 bytes of y * fp8_scale.
+  float fp8_scale = 0.0f;
 };
-std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec);
+// LayerNormalization/LayerNorm; the fp8 output only for a caller that writes it (`fp8`).
+std::optional<LayerNormShape> ResolveLayerNorm(const KernelSpec& spec, bool fp8 = false);
 
 // ONNX Attention Y = softmax(scale * Q K^T) V for 3-D [B, S, H*D] (`packed`) or 4-D [B, H, S, D]
 // inputs, grouped-query heads included; no mask, causal, past K/V or softcap (`why_not` says which).

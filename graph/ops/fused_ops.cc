@@ -6,7 +6,9 @@
 //                `scale_b` f32 [N] = B's dequantization factor per output column, A's folded into
 //                alpha: Y = act(alpha * scale_b[j] * sum_k A[i,k] B[k,j] + bias + Z), Y/bias/Z f16
 //   QuantizeFp8 = RoundToStorage(X * scale, f8e4m3) as an f8e4m3 tensor (saturating at +-448)
-//   LayerNorm  = LayerNormalization's Y alone (statistics are not outputs)
+//   LayerNorm  = LayerNormalization's Y alone (statistics are not outputs); with attribute
+//                fp8_scale (O3's lower-fp8, fused with the QuantizeFp8 that read it) Y is
+//                f8e4m3: RoundToStorage(LayerNorm(X) * fp8_scale, f8e4m3), from the fp32 value
 //   Im2Col     = the patches of a 2-D conv as GEMM rows (O3's lower-conv for targets without an
 //                implicit-GEMM conv): X [N,C,H,W] (layout NCHW) or [N,H,W,C] (layout NHWC) ->
 //                [N*Ho*Wo, C*kh*kw], rows (n, ho, wo); columns (c, ky, kx) for NCHW and
@@ -235,13 +237,29 @@ OpDef LayerNorm() {
   d.name = "LayerNorm";
   d.min_inputs = 2;
   d.max_inputs = 3;
-  d.attrs = {{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}};
+  d.attrs = {{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}, {"fp8_scale", AttrType::kFloat}};
   d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     ASSIGN_OR_RETURN(std::vector<OutputInfo> outs, FindOp("LayerNormalization")->shape(ctx));
     outs.resize(1);
+    if (ctx.attrs().Has("fp8_scale")) {
+      const float s = ctx.attrs().GetFloat("fp8_scale", 0);
+      if (!(s > 0) || !std::isfinite(s)) return ctx.Error("fp8_scale must be positive and finite");
+      outs[0].dtype = DType::kF8E4M3;
+    }
     return outs;
   };
-  d.kernel = [](KernelContext& k) -> absl::Status { return FindOp("LayerNormalization")->kernel(k); };
+  d.kernel = [](KernelContext& k) -> absl::Status {
+    if (!k.attrs().Has("fp8_scale")) return FindOp("LayerNormalization")->kernel(k);
+    // The fp32 result, then its e4m3 bytes at the scale (no storage rounding in between).
+    Tensor out = std::move(k.outputs[0]);
+    ASSIGN_OR_RETURN(k.outputs[0], Tensor::Zeros(DType::kF32, out.dims()));
+    absl::Status s = FindOp("LayerNormalization")->kernel(k);
+    std::swap(out, k.outputs[0]);
+    RETURN_IF_ERROR(s);
+    const float scale = k.attrs().GetFloat("fp8_scale", 1);
+    for (int64_t i = 0; i < out.numel(); ++i) k.outputs[0].SetF32(i, out.GetF32(i) * scale);
+    return absl::OkStatus();
+  };
   return d;
 }
 

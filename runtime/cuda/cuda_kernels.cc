@@ -314,7 +314,10 @@ const runtime::KernelTable& CudaKernelTable() {
                                "generated exact fp32 attention: one warp per query, online softmax, no score matrix",
                                {}, FloatOutput));
     t.push_back(GeneratedEntry(kLayerNormId, {"LayerNorm", "LayerNormalization"},
-                               {{"axis", AttrType::kInt}, {"epsilon", AttrType::kFloat}, {"stash_type", AttrType::kInt}},
+                               {{"axis", AttrType::kInt},
+                                {"epsilon", AttrType::kFloat},
+                                {"stash_type", AttrType::kInt},
+                                {"fp8_scale", AttrType::kFloat}},
                                "generated layer normalization: one warp per row, fp32 statistics"));
     t.push_back(GeneratedEntry(kReduceMeanId, {"ReduceMean"},
                                {{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt},

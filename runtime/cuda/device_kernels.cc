@@ -111,6 +111,7 @@ std::string Load(DType t, const std::string& e) {
 }
 std::string Store(DType t, const std::string& v) {
   if (t == DType::kF16) return absl::StrCat("gc_f2h(", v, ")");
+  if (t == DType::kF8E4M3) return absl::StrCat("gc_f2e4m3(", v, ")");
   if (t == DType::kBF16) return absl::StrCat("gc_f2b(", v, ")");
   return v;
 }
@@ -789,7 +790,7 @@ std::optional<GeneratedKernel> ConcatKernel(const KernelSpec& spec, std::string*
 }
 
 std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::string* why_not) {
-  std::optional<runtime::LayerNormShape> p = runtime::ResolveLayerNorm(spec);
+  std::optional<runtime::LayerNormShape> p = runtime::ResolveLayerNorm(spec, /*fp8=*/true);
   if (!p) {
     *why_not = "not a row-wise layer normalization with per-row Scale/B";
     return std::nullopt;
@@ -803,12 +804,14 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
   const std::string xt = StorageType(p->x_type), st = StorageType(p->s_type), bt = StorageType(p->b_type),
                     yt = StorageType(p->y_type);
   const int64_t len = p->len;
+  const bool fp8 = p->y_type == DType::kF8E4M3;  // y leaves as the e4m3 bytes of y * fp8_scale
+  const std::string to_fp8 = fp8 ? absl::StrCat(" * ", FloatLiteral(p->fp8_scale)) : "";
   // Rows that split into 16-byte chunks, up to 8 per lane: the row is read once with vector loads
   // into registers, the mean and the variance (two passes, as the reference) come from there, and
   // the output leaves in vector stores.
   const int64_t per_chunk = 16 / static_cast<int64_t>(DTypeSize(p->x_type));
-  if (DTypeSize(p->x_type) == DTypeSize(p->y_type) && (p->x_type == DType::kF32 || p->x_type == DType::kF16 ||
-                                                       p->x_type == DType::kBF16) &&
+  if ((DTypeSize(p->x_type) == DTypeSize(p->y_type) || fp8) &&
+      (p->x_type == DType::kF32 || p->x_type == DType::kF16 || p->x_type == DType::kBF16) &&
       len % (32 * per_chunk) == 0 && len / (32 * per_chunk) <= 8) {
     const int64_t chunks = len / (32 * per_chunk), words = per_chunk * static_cast<int64_t>(DTypeSize(p->x_type)) / 4;
     const bool half = DTypeSize(p->x_type) == 2;
@@ -828,6 +831,17 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
     auto pack = [&](const char* src, const char* u) {
       std::string code;
       const char* parts[4] = {"x", "y", "z", "w"};
+      if (fp8) {  // per_chunk e4m3 bytes: 4 per 32-bit word
+        for (int64_t w = 0; w < per_chunk / 4; ++w) {
+          absl::StrAppend(&code, "        ", u, ".", parts[w], " = ");
+          for (int64_t b = 0; b < 4; ++b) {
+            absl::StrAppend(&code, b ? " | " : "", "((unsigned int)gc_f2e4m3(", src, "[", 4 * w + b, "]", to_fp8,
+                            ") << ", 8 * b, ")");
+          }
+          absl::StrAppend(&code, ";\n");
+        }
+        return code;
+      }
       for (int64_t w = 0; w < words; ++w) {
         if (half) {
           absl::StrAppend(&code, "        ", u, ".", parts[w], " = (unsigned int)", Store(p->y_type, absl::StrCat(src, "[", 2 * w, "]")),
@@ -841,10 +855,12 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
     std::string body = absl::StrCat(
         "  const uint4* x = (const uint4*)a.in[0];\n  const ", st, "* g = (const ", st, "*)a.in[1];\n");
     if (p->has_bias) absl::StrAppend(&body, "  const ", bt, "* b = (const ", bt, "*)a.in[2];\n");
+    // The output chunk: 16 bytes, or per_chunk e4m3 bytes (8: uint2, 4: one word).
+    const std::string yv = !fp8 ? "uint4" : per_chunk == 8 ? "uint2" : "uint1";
     absl::StrAppend(
-        &body, "  uint4* y = (uint4*)a.out[0];\n",
+        &body, "  ", yv, "* y = (", yv, "*)a.out[0];\n",
         "  for (long long row = gc_warp_first(); row < a.total; row += gc_warp_stride()) {\n",
-        "    const uint4* xr = x + row * ", len / per_chunk, "LL;\n    uint4* yr = y + row * ", len / per_chunk, "LL;\n",
+        "    const uint4* xr = x + row * ", len / per_chunk, "LL;\n    ", yv, "* yr = y + row * ", len / per_chunk, "LL;\n",
         "    float v[", chunks, "][", per_chunk, "];\n", "    float s = 0.0f;\n",
         "    for (int c = 0; c < ", chunks, "; ++c) {\n", "      const uint4 u = xr[c * GC_WARP + gc_lane()];\n",
         "      {\n        float* e = v[c];\n", unpack("u", "e"), "      }\n",
@@ -857,10 +873,13 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
         "      const long long j0 = (long long)(c * GC_WARP + gc_lane()) * ", per_chunk, "LL;\n",
         "      float o[", per_chunk, "];\n", "      for (int k = 0; k < ", per_chunk, "; ++k) o[k] = (v[c][k] - mean) * inv * ",
         Load(p->s_type, "g[j0 + k]"), p->has_bias ? absl::StrCat(" + ", Load(p->b_type, "b[j0 + k]")) : "", ";\n",
-        "      uint4 u;\n      {\n", pack("o", "u"), "      }\n", "      yr[c * GC_WARP + gc_lane()] = u;\n    }\n  }\n");
+        "      ", yv, " u;\n      {\n", pack("o", "u"), "      }\n", "      yr[c * GC_WARP + gc_lane()] = u;\n    }\n  }\n");
     GeneratedKernel k = Finish(absl::StrCat("layernorm_v", per_chunk, "_", len, "_", DTypeName(p->y_type)), body, len,
-                               absl::StrCat("layer norm, one warp per row of ", len, " held in registers, 16-byte loads "
-                                            "and stores, fp32 statistics, ", DTypeName(p->y_type)),
+                               absl::StrCat("layer norm, one warp per row of ", len, " held in registers, 16-byte loads",
+                                            fp8 ? "" : " and stores", ", fp32 statistics, ", DTypeName(p->y_type),
+                                            fp8 ? absl::StrFormat(" (e4m3 bytes of y x %.6g, %d-byte stores)",
+                                                                  p->fp8_scale, per_chunk)
+                                                : ""),
                                256, 4);
     k.threads_per_item = 32;
     k.alignment = 16;
@@ -881,12 +900,13 @@ std::optional<GeneratedKernel> LayerNormKernel(const KernelSpec& spec, std::stri
       "LL; j += GC_WARP) { const float d = ", Load(p->x_type, "xr[j]"), " - mean; q += d * d; }\n",
       "    const float inv = (float)(1.0 / sqrt((double)gc_warp_sum(q) / ", len, ".0 + (double)",
       FloatLiteral(p->epsilon), "));\n", "    for (long long j = gc_lane(); j < ", len, "LL; j += GC_WARP) yr[j] = ",
-      Store(p->y_type, absl::StrCat("(", Load(p->x_type, "xr[j]"), " - mean) * inv * ", Load(p->s_type, "g[j]"),
-                                    p->has_bias ? absl::StrCat(" + ", Load(p->b_type, "b[j]")) : "")),
+      Store(p->y_type, absl::StrCat("(", "(", Load(p->x_type, "xr[j]"), " - mean) * inv * ", Load(p->s_type, "g[j]"),
+                                    p->has_bias ? absl::StrCat(" + ", Load(p->b_type, "b[j]")) : "", ")", to_fp8)),
       ";\n  }\n");
   GeneratedKernel k = Finish(absl::StrCat("layernorm_", len, "_", DTypeName(p->y_type)), body, len,
                              absl::StrCat("layer norm, one warp per row of ", len, ", fp32 statistics, ",
-                                          DTypeName(p->y_type)));
+                                          DTypeName(p->y_type),
+                                          fp8 ? absl::StrFormat(" (e4m3 bytes of y x %.6g)", p->fp8_scale) : ""));
   k.threads_per_item = 32;
   return k;
 }

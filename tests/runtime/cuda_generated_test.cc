@@ -50,6 +50,8 @@ constexpr char kHostEmulation[] = R"(#include <math.h>
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 struct uint4 { unsigned int x, y, z, w; };
+struct uint2 { unsigned int x, y; };
+struct uint1 { unsigned int x; };
 struct gc_dim3 { unsigned int x = 0, y = 0, z = 0; };
 static thread_local gc_dim3 threadIdx, blockIdx;
 static gc_dim3 blockDim, gridDim;
@@ -645,6 +647,65 @@ TEST(CudaGeneratedTest, Fp8EpilogueAppliesColumnScalesBiasResidualAndActivation)
   args.total = m * n;
   ASSERT_TRUE(module.Run(k, args));
   for (int64_t i = 0; i < m * n; ++i) EXPECT_EQ(z[i], want[i]) << i;
+}
+
+// LayerNorm with its fp8 output (lower-fp8 fused the QuantizeFp8 that read it): the e4m3 bytes of
+// the fp32 result times fp8_scale, from the vectorized kernel (768 f16 per row: 3 chunks of 8 per
+// lane, 8-byte stores) and the strided one (40 f32 per row), against a direct computation: every
+// byte within one e4m3 step, and all but a few (summation order at rounding midpoints) equal.
+TEST(CudaGeneratedTest, LayerNormWritesE4m3BytesAtItsScale) {
+  for (const auto& [len, dtype] : std::vector<std::pair<int64_t, DType>>{{768, DType::kF16}, {40, DType::kF32}}) {
+    SCOPED_TRACE(len);
+    const int64_t rows = 37;
+    Attributes attrs;
+    attrs.Set("axis", int64_t{-1});
+    attrs.Set("epsilon", 1e-6f);
+    attrs.Set("fp8_scale", 97.5f);
+    Case c{"ln8", "LayerNorm", attrs,
+           {Operand{true, dtype, {rows, len}}, Operand{true, DType::kF32, {len}}, Operand{true, DType::kF32, {len}}},
+           {{}, RandomBytes(DType::kF32, len, 5), RandomBytes(DType::kF32, len, 6)},
+           Operand{true, DType::kF8E4M3, {rows, len}}};
+    std::string why;
+    std::optional<GeneratedKernel> k = GeneratedKernelFor(SpecOf(c), &why);
+    ASSERT_TRUE(k) << why;
+    EXPECT_EQ(k->alignment, len == 768 ? 16 : 1) << k->description;
+    HostModule module({k->code});
+    ASSERT_TRUE(module.error().empty()) << module.error();
+    std::vector<uint8_t> x = RandomBytes(dtype, rows * len, 7), y(rows * len);
+    const float* g = reinterpret_cast<const float*>(c.constants[1].data());
+    const float* b = reinterpret_cast<const float*>(c.constants[2].data());
+    Args args{};
+    args.in[0] = x.data();
+    args.in[1] = g;
+    args.in[2] = b;
+    args.out[0] = y.data();
+    args.batch = 1;
+    args.total = rows;
+    ASSERT_TRUE(module.Run(*k, args));
+    int64_t differ = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < len; ++j) mean += ToFloat(dtype, &x[(r * len + j) * DTypeSize(dtype)]);
+      mean /= len;
+      for (int64_t j = 0; j < len; ++j) {
+        const double d = ToFloat(dtype, &x[(r * len + j) * DTypeSize(dtype)]) - mean;
+        var += d * d;
+      }
+      const double inv = 1.0 / std::sqrt(var / len + 1e-6);
+      for (int64_t j = 0; j < len; ++j) {
+        const double v = (ToFloat(dtype, &x[(r * len + j) * DTypeSize(dtype)]) - mean) * inv * g[j] + b[j];
+        const uint8_t want = FloatToF8E4M3(static_cast<float>(v * 97.5));
+        const uint8_t got = y[r * len + j];
+        if (got != want) {
+          ++differ;
+          // Adjacent codes of the same sign: one e4m3 step apart.
+          EXPECT_EQ(got & 0x80, want & 0x80) << r << "," << j;
+          EXPECT_LE(std::abs(static_cast<int>(got & 0x7f) - static_cast<int>(want & 0x7f)), 1) << r << "," << j;
+        }
+      }
+    }
+    EXPECT_LE(differ, rows * len / 200) << differ << " of " << rows * len << " bytes differ";
+  }
 }
 
 TEST(CudaGeneratedTest, CompileForSm80AndSm90WithoutSpills) {
