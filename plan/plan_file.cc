@@ -802,9 +802,10 @@ absl::Status ValidatePlan(const Plan& plan) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path) {
-  MappedFile file;
-  { ASSIGN_OR_RETURN(file, MapFile(path)); }
+namespace {
+
+// A plan from a file's bytes (mapped, or copied into memory); errors are prefixed with `path`.
+absl::StatusOr<std::shared_ptr<const Plan>> ReadPlan(const MappedFile& file, const std::string& path) {
   auto with_path = [&path](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };
@@ -859,6 +860,32 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path
   plan->mapping = file.mapping;
   if (absl::Status s = ValidatePlan(*plan); !s.ok()) return with_path(s);
   return std::shared_ptr<const Plan>(std::move(plan));
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path) {
+  MappedFile file;
+  { ASSIGN_OR_RETURN(file, MapFile(path)); }
+  return ReadPlan(file, path);
+}
+
+absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanBytes(const void* data, size_t size, const std::string& label) {
+  if (size > static_cast<size_t>(std::numeric_limits<int64_t>::max()) || (size > 0 && !data)) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": no plan bytes"));
+  }
+  // A page-aligned copy, so that the sections sit as they do in a mapped file.
+  MappedFile file;
+  file.size = static_cast<int64_t>(size);
+  if (size > 0) {
+    const size_t rounded = (size + 4095) / 4096 * 4096;
+    void* copy = std::aligned_alloc(4096, rounded);
+    if (!copy) return absl::ResourceExhaustedError(absl::StrCat(label, ": cannot allocate ", size, " bytes"));
+    std::memcpy(copy, data, size);
+    file.mapping = std::shared_ptr<const void>(copy, [](const void* p) { std::free(const_cast<void*>(p)); });
+    file.data = static_cast<const uint8_t*>(copy);
+  }
+  return ReadPlan(file, label);
 }
 
 bool LooksLikePlan(const std::string& path) {

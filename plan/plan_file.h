@@ -25,6 +25,8 @@ absl::Status WritePlanFile(const Plan& plan, const std::string& path);
 // (truncated, bad magic, newer format version, hash mismatch of section S, invalid program).
 // The returned plan's weights point into the mapping it keeps alive.
 absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanFile(const std::string& path);
+// The same from bytes in memory (copied; `label` names them in errors, as the path does for a file).
+absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanBytes(const void* data, size_t size, const std::string& label);
 
 // The checks ReadPlanFile makes on the program once the hashes match (buffer and step indices,
 // dims, dtypes, alias chains, offsets within the weights and arenas, inputs/outputs); errors are

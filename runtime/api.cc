@@ -4,10 +4,10 @@
 #include <cstring>
 
 #include "plan/plan_file.h"
+#include "runtime/api_status.h"
 #include "runtime/backend.h"
 
 namespace gcomp {
-namespace {
 
 Status FromAbsl(const absl::Status& s) {
   StatusCode code = StatusCode::kInternal;
@@ -33,6 +33,8 @@ Status FromAbsl(const absl::Status& s) {
   }
   return Status(code, std::string(s.message()));
 }
+
+namespace {
 
 DataType ToPublic(DType t) {
   switch (t) {
@@ -74,6 +76,7 @@ std::vector<TensorInfo> Infos(const plan::Plan& p, const std::vector<int32_t>& i
     for (const plan::LinearDim& d : b.dims) {
       t.shape.push_back(d.At(1));
       t.batch_dims.push_back(d.per_batch != 0);
+      t.per_batch.push_back(d.per_batch);
     }
     out.push_back(std::move(t));
   }
@@ -141,6 +144,22 @@ Result<std::shared_ptr<const Plan>> Plan::Load(const std::string& path) {
   impl->plan = *p;
   return std::make_shared<const Plan>(std::move(impl));
 }
+
+Result<std::shared_ptr<const Plan>> Plan::LoadFromMemory(const void* data, size_t size) {
+  auto p = plan::ReadPlanBytes(data, size, "plan in memory");
+  if (!p.ok()) return FromAbsl(p.status());
+  auto impl = std::make_shared<Impl>();
+  impl->plan = *p;
+  return std::make_shared<const Plan>(std::move(impl));
+}
+
+Result<std::string> Plan::Serialize() const {
+  auto bytes = plan::SerializePlan(*impl_->plan);
+  if (!bytes.ok()) return FromAbsl(bytes.status());
+  return *std::move(bytes);
+}
+
+Status Plan::Save(const std::string& path) const { return FromAbsl(plan::WritePlanFile(*impl_->plan, path)); }
 
 std::string Plan::target() const { return impl_->plan->target; }
 std::string Plan::precision() const { return impl_->plan->precision; }

@@ -5,15 +5,10 @@
 #include <fstream>
 #include <iostream>
 
-#include <map>
-#include <set>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "plan/plan_file.h"
 #include "plan/plan_printer.h"
-#include "graph/printer.h"
 #include "tools/cli.h"
 
 namespace gcomp::cli {
@@ -54,59 +49,13 @@ int Inspect(int argc, char** argv) {
     }
     return kOk;
   }
-  if (absl::Status s = CheckTargetAndLevel(*args, true, /*any_target=*/true); !s.ok()) return Report(s);
-  if (format != "text" && format != "dot" && format != "json" && format != "html") {
-    return Report(
-        absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot, json or html")));
-  }
-  auto model = LoadAndOptimize(*args, args->positional[0]);
-  if (!model.ok()) return Report(model.status());
-  const Graph& graph = *model->graph;
-  std::string out;
-  if (args->Has("--summary")) {
-    out = PrintSummary(graph);
-    absl::StrAppend(&out, "  level ", args->Get("--level", "O0"), ": ", model->nodes_before, " nodes before, ",
-                    graph.num_nodes(), " after\n");
-    std::map<std::string, int> after;
-    for (const Node* n : graph.nodes()) ++after[n->op];
-    std::set<std::string> ops;
-    for (const auto& [op, c] : model->ops_before) ops.insert(op);
-    for (const auto& [op, c] : after) ops.insert(op);
-    out += "  op counts (before -> after):\n";
-    for (const std::string& op : ops) {
-      int b = model->ops_before.count(op) ? model->ops_before.at(op) : 0;
-      int a = after.count(op) ? after.at(op) : 0;
-      if (a != b) absl::StrAppend(&out, absl::StrFormat("    %-20s %5d -> %d\n", op, b, a));
-    }
-  } else if (format == "dot") {
-    out = GraphToDot(graph);
-  } else if (format == "html") {
-    // Title: the model file with its folder ("tv_vit_b_16/model.onnx at O2").
-    const std::string& path = args->positional[0];
-    size_t slash = path.find_last_of('/');
-    size_t from = slash == std::string::npos || slash == 0 ? 0 : path.find_last_of('/', slash - 1);
-    std::string name = path.substr(from == std::string::npos ? 0 : from + 1);
-    out = GraphToHtml(graph, absl::StrCat(name, " at ", args->Get("--level", "O0")));
-  } else if (format == "json") {
-    out = GraphToJson(graph);
-  } else {
-    out = PrintGraph(graph);
-  }
-  if (args->Has("--explain") && format == "html" && !args->Has("--summary")) {
-    out += "<!-- rules that did not fire:\n";
-    for (const std::string& e : model->explanations) {
-      absl::StrAppend(&out, absl::StrReplaceAll(e, {{"--", "- -"}}), "\n");
-    }
-    out += "-->\n";
-  } else if (args->Has("--explain")) {
-    out += "// ---- rules that did not fire ----\n";
-    for (const std::string& e : model->explanations) absl::StrAppend(&out, "// ", e, "\n");
-  }
+  auto out = driver::InspectModel(*args, args->positional[0]);
+  if (!out.ok()) return Report(out.status());
   if (args->Has("-o")) {
     std::ofstream f(args->Get("-o"));
-    if (!(f << out)) return Report(absl::PermissionDeniedError(absl::StrCat(args->Get("-o"), ": cannot write file")));
+    if (!(f << *out)) return Report(absl::PermissionDeniedError(absl::StrCat(args->Get("-o"), ": cannot write file")));
   } else {
-    std::cout << out;
+    std::cout << *out;
   }
   return kOk;
 }

@@ -41,37 +41,6 @@ std::vector<ValueSpec> SpecsOf(const std::vector<Value*>& values) {
 
 }  // namespace
 
-absl::StatusOr<std::string> CanonicalTarget(const Args& args, const std::string& def) {
-  ASSIGN_OR_RETURN(const passes::TargetDescription* t, passes::FindTarget(args.Get("--target", def)));
-  return t->name;
-}
-
-absl::StatusOr<std::unique_ptr<plan::Plan>> CompileModel(const Args& args, const std::string& path) {
-  Args a = args;
-  if (!a.Has("--level")) a.options["--level"] = {"O3"};
-  ASSIGN_OR_RETURN(std::string target, CanonicalTarget(a, "cpu"));
-  a.options["--target"] = {target};
-  ASSIGN_OR_RETURN(OptimizedModel m, LoadAndOptimize(a, path));
-  codegen::CodegenOptions o;
-  o.target = target;
-  o.model = std::filesystem::path(path).filename().string();
-  o.precision = PrecisionOf(a);
-  o.level = a.Get("--level");
-  if (a.Has("--exclude-kernels")) {
-    o.exclude_kernels = absl::StrSplit(a.Get("--exclude-kernels"), ',', absl::SkipEmpty());
-  }
-  if (a.Has("--batch")) {
-    int64_t b = 0;
-    if (!absl::SimpleAtoi(a.Get("--batch"), &b) || b < 1 || b > 4096) {
-      return absl::InvalidArgumentError(absl::StrCat("--batch '", a.Get("--batch"), "', expected 1..4096"));
-    }
-    o.max_batch = b;
-  }
-  auto plan = codegen::GeneratePlan(*m.graph, o);
-  if (!plan.ok()) return plan.status();
-  return std::move(*plan);
-}
-
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, const std::string& path, int threads,
                                                              bool profile) {
   auto e = std::make_unique<Executable>();

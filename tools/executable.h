@@ -56,10 +56,6 @@ class Executable {
   double compile_seconds_ = 0;
 };
 
-// The canonical name of --target (aliases resolved by the target descriptions), `def` if absent.
-absl::StatusOr<std::string> CanonicalTarget(const Args& args, const std::string& def);
 
-// Compiles a model for args' --target (default cpu), --precision, --level (default O3) and --batch.
-absl::StatusOr<std::unique_ptr<plan::Plan>> CompileModel(const Args& args, const std::string& path);
 
 }  // namespace gcomp::cli

@@ -83,12 +83,26 @@ struct TensorInfo {
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;    // at batch 1
   std::vector<bool> batch_dims;  // which dims grow with the batch
+  std::vector<int64_t> per_batch;  // how much each dim grows per batch item (0 where it does not)
+
+  // The dims at batch `batch` (dim = shape + per_batch * (batch - 1)).
+  std::vector<int64_t> ShapeAt(int64_t batch) const {
+    std::vector<int64_t> out = shape;
+    for (size_t k = 0; k < out.size() && k < per_batch.size(); ++k) out[k] += per_batch[k] * (batch - 1);
+    return out;
+  }
 };
 
 class Plan {
  public:
   // Maps and validates a plan file (corrupt, truncated, newer-format or foreign-ISA files are refused).
   static Result<std::shared_ptr<const Plan>> Load(const std::string& path);
+  // The same from a plan file's bytes in memory (copied).
+  static Result<std::shared_ptr<const Plan>> LoadFromMemory(const void* data, size_t size);
+
+  // The plan file's bytes (the same plan gives the same bytes), and writing them to `path`.
+  Result<std::string> Serialize() const;
+  Status Save(const std::string& path) const;
 
   std::string target() const;
   std::string precision() const;
@@ -117,6 +131,32 @@ struct SessionOptions {
   bool cuda_graphs = true;
 };
 
+// In-process compilation, as `gcomp compile` does it (libgcomp.so; same options and messages).
+struct CompileOptions {
+  std::string target = "cpu";       // cpu, cuda (= cuda:sm_90), cuda:sm_80
+  std::string precision = "fp32";   // fp32, tf32, fp16, bf16, fp8
+  std::string level = "O3";         // O0..O3
+  int64_t batch = 0;                // a dynamic-batch model's maximum batch (0: the default)
+  std::string keep_fp32;            // --keep-fp32: regex of node names and ops kept in fp32
+  std::string calibration;          // --calibration: folder of input_K.pb samples (fp8)
+};
+// An ONNX model file (external data beside it) compiled into a plan.
+Result<std::shared_ptr<const Plan>> Compile(const std::string& model_path, const CompileOptions& options = {});
+// A serialized ONNX model in memory (`name` labels it in messages and in the plan; no external data).
+Result<std::shared_ptr<const Plan>> CompileBytes(const void* model, size_t size, const CompileOptions& options = {},
+                                                 const std::string& name = "model.onnx");
+
+// `gcomp inspect`: a model optimized for the options printed as text, dot, json or html, or a plan
+// file's header, memory and steps as text or json (plan options do not apply).
+struct InspectOptions {
+  std::string target = "cpu";
+  std::string level = "O3";
+  std::string precision = "fp32";
+  std::string format = "text";
+  std::string calibration;  // fp8
+};
+Result<std::string> Inspect(const std::string& path, const InspectOptions& options = {});
+
 // A tensor in device memory, for cuda plans' zero-copy runs.
 struct DeviceTensor {
   std::string name;
@@ -132,9 +172,10 @@ class Session {
 
   // Inputs by name (every plan input); returns the outputs in the plan's order.
   Result<std::vector<HostTensor>> Run(const std::vector<HostTensor>& inputs);
-  // cuda plans: inputs and preallocated outputs in device memory, by name (every plan input and
-  // output). Enqueued on the session's stream with no copy and no synchronization: the outputs are
-  // ready when the caller's stream (SessionOptions::stream) or a later Run has synchronized.
+  // Inputs and preallocated outputs in the backend's memory, by name (every plan input and output),
+  // read and written in place. cuda plans: device memory, enqueued on the session's stream with no
+  // copy and no synchronization (the outputs are ready when the caller's stream,
+  // SessionOptions::stream, or a later Run has synchronized). cpu plans: host memory, run at once.
   Status RunOnDevice(const std::vector<DeviceTensor>& inputs, const std::vector<DeviceTensor>& outputs);
   // Kernel launches by kernel id, counted as they ran.
   std::map<std::string, int64_t> kernel_launches() const;

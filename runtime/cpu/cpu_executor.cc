@@ -54,11 +54,15 @@ class CpuExecutor : public runtime::Executor {
 
   absl::Status Init();
   absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& inputs) override;
+  absl::Status RunDevice(const std::map<std::string, runtime::DeviceBuffer>& inputs,
+                         const std::map<std::string, runtime::DeviceBuffer>& outputs) override;
   const std::map<std::string, int64_t>& launches() const override { return launches_; }
   const std::vector<double>& step_seconds() const override { return step_seconds_; }
 
  private:
   absl::Status Reshape(int64_t batch);
+  // One run at `batch` over the plan inputs' and outputs' addresses, in the plan's order.
+  absl::Status RunAt(int64_t batch, const std::vector<uint8_t*>& in_ptrs, const std::vector<uint8_t*>& out_ptrs);
   runtime::KernelSpec SpecAt(const plan::Step& s, int64_t batch) const {
     return runtime::SpecAt(*plan_, s, batch, options_.threads);
   }
@@ -120,10 +124,6 @@ absl::StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::map<std::string,
   std::map<std::string, runtime::InputDecl> decl;
   for (const auto& [name, t] : inputs) decl[name] = {t.dtype(), t.dims()};
   ASSIGN_OR_RETURN(int64_t batch, runtime::BatchOf(*plan_, decl));
-  RETURN_IF_ERROR(Reshape(batch));
-  // OpenMP's thread count is per calling thread; OpenBLAS's is process-wide.
-  omp_set_num_threads(options_.threads);
-  openblas_set_num_threads(options_.threads);
   std::vector<Tensor> outputs;
   for (int32_t id : plan_->outputs) {
     ASSIGN_OR_RETURN(Tensor t, Tensor::Zeros(plan_->buffers[id].dtype, runtime::DimsAt(plan_->buffers[id], batch)));
@@ -132,6 +132,46 @@ absl::StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::map<std::string,
   std::vector<uint8_t*> in_ptrs, out_ptrs;
   for (int32_t id : plan_->inputs) in_ptrs.push_back(const_cast<uint8_t*>(inputs.at(plan_->buffers[id].name).data()));
   for (Tensor& t : outputs) out_ptrs.push_back(t.mutable_data());
+  RETURN_IF_ERROR(RunAt(batch, in_ptrs, out_ptrs));
+  return outputs;
+}
+
+// Host memory is the cpu backend's device: the caller's buffers are read and written in place.
+absl::Status CpuExecutor::RunDevice(const std::map<std::string, runtime::DeviceBuffer>& inputs,
+                                    const std::map<std::string, runtime::DeviceBuffer>& outputs) {
+  std::map<std::string, runtime::InputDecl> decl;
+  for (const auto& [name, b] : inputs) decl[name] = {b.dtype, b.dims};
+  ASSIGN_OR_RETURN(int64_t batch, runtime::BatchOf(*plan_, decl));
+  std::vector<uint8_t*> in_ptrs, out_ptrs;
+  for (int32_t id : plan_->inputs) {
+    const runtime::DeviceBuffer& b = inputs.at(plan_->buffers[id].name);
+    if (!b.data) return absl::InvalidArgumentError(absl::StrCat("input '", plan_->buffers[id].name, "' has no data"));
+    in_ptrs.push_back(static_cast<uint8_t*>(b.data));
+  }
+  if (outputs.size() != plan_->outputs.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan has ", plan_->outputs.size(), " outputs, ", outputs.size(), " given"));
+  }
+  for (int32_t id : plan_->outputs) {
+    const plan::Buffer& buf = plan_->buffers[id];
+    auto it = outputs.find(buf.name);
+    if (it == outputs.end()) return absl::InvalidArgumentError(absl::StrCat("output '", buf.name, "' is not given"));
+    const std::vector<int64_t> want = runtime::DimsAt(buf, batch);
+    if (it->second.dtype != buf.dtype || it->second.dims != want || !it->second.data) {
+      return absl::InvalidArgumentError(absl::StrCat("output '", buf.name, "' must be ", DTypeName(buf.dtype), " [",
+                                                     absl::StrJoin(want, ","), "] at batch ", batch));
+    }
+    out_ptrs.push_back(static_cast<uint8_t*>(it->second.data));
+  }
+  return RunAt(batch, in_ptrs, out_ptrs);
+}
+
+absl::Status CpuExecutor::RunAt(int64_t batch, const std::vector<uint8_t*>& in_ptrs,
+                                const std::vector<uint8_t*>& out_ptrs) {
+  RETURN_IF_ERROR(Reshape(batch));
+  // OpenMP's thread count is per calling thread; OpenBLAS's is process-wide.
+  omp_set_num_threads(options_.threads);
+  openblas_set_num_threads(options_.threads);
   const std::vector<uint8_t*> addr =
       runtime::BufferAddresses(*plan_, batch, batch_arena_, fixed_arena_, plan_->weights, in_ptrs, out_ptrs);
   const runtime::RunContext ctx{options_.threads, nullptr};
@@ -151,7 +191,7 @@ absl::StatusOr<std::vector<Tensor>> CpuExecutor::Run(const std::map<std::string,
     }
     ++launches_[step.kernel];
   }
-  return outputs;
+  return absl::OkStatus();
 }
 
 }  // namespace

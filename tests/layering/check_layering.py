@@ -48,6 +48,11 @@ INCLUDES = {
                                       "runtime/fused_op.h", "runtime/op_geometry.h", "runtime/backend.h",
                                       "runtime/plan_steps.h"],
     "include/gcomp": [],
+    # The compile driver behind the CLI and gcomp::Compile: the whole compiler, and the backend
+    # registry for its target checks.
+    "driver": ["core", "graph", "plan", "frontend", "passes", "codegen", "runtime/backend.h"],
+    # libgcomp.so's own sources: the public API, the driver, plan bytes and the status mapping.
+    "api": ["include/gcomp", "driver", "plan", "runtime/api_status.h"],
 }
 
 # Project library -> the project libraries it may link.
@@ -66,12 +71,15 @@ LINKS = {
     "gcomp_cuda_backend": ["gcomp_cuda_kernels", "gcomp_backend_api"],
     "gcomp_backends": ["gcomp_backend_kernels", "gcomp_cpu_backend", "gcomp_cuda_backend"],
     "gcomp_runtime": ["gcomp_backends", "gcomp_plan"],
+    "gcomp_driver": ["gcomp_frontend", "gcomp_passes", "gcomp_codegen", "gcomp_backends", "gcomp_plan", "gcomp_graph"],
+    "gcomp_shared": ["gcomp_runtime", "gcomp_driver"],
 }
 # What an embedded runtime must never pull in, through any chain of links.
 RUNTIME_FORBIDDEN = {"gcomp_graph", "gcomp_passes", "gcomp_frontend", "gcomp_codegen"}
 # What codegen must never pull in: executors and sessions.
 CODEGEN_FORBIDDEN = {"gcomp_backends", "gcomp_cpu_backend", "gcomp_cuda_backend", "gcomp_runtime"}
-PROJECT_FOLDERS = ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "include", "tools", "tests"]
+PROJECT_FOLDERS = ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "driver", "api", "include",
+                   "tools", "tests"]
 SOURCE_EXT = (".h", ".cc", ".cpp")
 
 
@@ -185,7 +193,7 @@ def self_test():
     root = os.path.normpath(os.path.join(here, "..", ".."))
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        for folder in ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "include"]:
+        for folder in ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "driver", "api", "include"]:
             shutil.copytree(os.path.join(root, folder), os.path.join(tmp, folder))
         clean = check(tmp)
         if clean:
