@@ -131,16 +131,23 @@ class PySession {
       for (const gcomp::TensorInfo& t : inputs_) info = t.name == name ? &t : info;
       if (!info) RaiseInvalid("the plan has no input '" + name + "'");
       nb::object array = nb::borrow(value);
-      nb::ndarray<> a;
+      nb::ndarray<nb::ro> a;  // read-only arrays too: inputs are only read
       const nb::dlpack::dtype want = DlpackOf(info->dtype);
       if (!nb::try_cast(array, a, false) || a.dtype() != want || !IsCContiguous(a)) {
-        // One conversion (dtype and/or layout); an object NumPy cannot convert raises its error.
+        // One conversion (dtype and/or layout), from numbers only.
         if (info->dtype == gcomp::DataType::kBFloat16 || info->dtype == gcomp::DataType::kFloat8E4M3) {
           RaiseInvalid("input '" + name + "' must be a C-contiguous " + NumpyName(info->dtype) + " array");
         }
+        array = np.attr("asarray")(array);
+        nb::object dtype = array.attr("dtype");
+        const std::string kind = nb::cast<std::string>(nb::str(dtype.attr("kind")));
+        if (kind.size() != 1 || std::string("biuf").find(kind[0]) == std::string::npos) {
+          RaiseInvalid("input '" + name + "' is an array of " + nb::cast<std::string>(nb::str(dtype)) +
+                       ", expected numbers (the plan reads " + NumpyName(info->dtype) + ")");
+        }
         array = np.attr("ascontiguousarray")(array, nb::arg("dtype") = NumpyName(info->dtype));
         keep.push_back(array);
-        a = nb::cast<nb::ndarray<>>(array);
+        a = nb::cast<nb::ndarray<nb::ro>>(array);
       } else {
         keep.push_back(array);
       }
@@ -148,7 +155,7 @@ class PySession {
       v.name = name;
       v.dtype = info->dtype;
       for (size_t k = 0; k < a.ndim(); ++k) v.shape.push_back(static_cast<int64_t>(a.shape(k)));
-      v.data = a.data();
+      v.data = const_cast<void*>(a.data());
       views.push_back(std::move(v));
     }
     nb::dict result;
@@ -200,7 +207,7 @@ class PySession {
   }
 
  private:
-  static bool IsCContiguous(const nb::ndarray<>& a) {
+  static bool IsCContiguous(const nb::ndarray<nb::ro>& a) {
     int64_t expect = 1;
     for (size_t k = a.ndim(); k-- > 0;) {
       if (a.shape(k) != 1 && a.stride(k) != expect) return false;
