@@ -1,0 +1,100 @@
+// One plan shared by 8 threads, each with its own session and its own kernel thread count (1, 2 or
+// 3), running different batch sizes for a while: every output must be bit-identical to a
+// single-threaded run of the same input. Linked against the runtime alone (gcomp.h), so that the
+// ThreadSanitizer tier (tools/test.sh --tsan) builds little; the plans come from the command line.
+//   threads_tests PLAN [PLAN ...]   (GCOMP_THREADS_ITERATIONS: runs per thread, default 150;
+//                                   GCOMP_THREADS_KERNEL_THREADS: one kernel thread count for all)
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "include/gcomp/gcomp.h"
+
+namespace {
+
+// A deterministic input of `batch` items for the plan's first input.
+gcomp::HostTensor Input(const gcomp::TensorInfo& info, int64_t batch) {
+  const std::vector<int64_t> shape = info.ShapeAt(batch);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>((i * 7919 + batch * 31) % 2003) / 1001.0f - 1.0f;
+  return gcomp::HostTensor::Float32(info.name, shape, v);
+}
+
+int CheckPlan(const std::string& path, int iterations, int kernel_threads) {
+  auto plan = gcomp::Plan::Load(path);
+  if (!plan.ok()) {
+    std::cerr << "FAIL " << plan.status().message() << "\n";
+    return 1;
+  }
+  const gcomp::TensorInfo info = (*plan)->inputs().at(0);
+  const int64_t max_batch = std::min<int64_t>((*plan)->max_batch(), 4);
+  // The single-threaded reference for every batch size.
+  std::map<int64_t, std::vector<uint8_t>> reference;
+  {
+    auto s = gcomp::Session::Create(*plan, {.threads = 1});
+    if (!s.ok()) {
+      std::cerr << "FAIL " << s.status().message() << "\n";
+      return 1;
+    }
+    for (int64_t b = 1; b <= max_batch; ++b) {
+      auto out = (*s)->Run({Input(info, b)});
+      if (!out.ok()) {
+        std::cerr << "FAIL " << out.status().message() << "\n";
+        return 1;
+      }
+      reference[b] = out->at(0).data;
+    }
+  }
+  std::vector<gcomp::HostTensor> inputs;
+  for (int64_t b = 1; b <= max_batch; ++b) inputs.push_back(Input(info, b));
+  std::atomic<int> mismatches{0}, errors{0}, runs{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto s = gcomp::Session::Create(*plan, {.threads = kernel_threads > 0 ? kernel_threads : 1 + t % 3});
+      if (!s.ok()) {
+        ++errors;
+        return;
+      }
+      for (int i = 0; i < iterations; ++i) {
+        const int64_t b = 1 + (t + i) % max_batch;
+        auto out = (*s)->Run({inputs[static_cast<size_t>(b - 1)]});
+        if (!out.ok()) {
+          ++errors;
+          continue;
+        }
+        ++runs;
+        if (out->at(0).data != reference[b]) ++mismatches;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  std::cout << (mismatches == 0 && errors == 0 ? "PASS " : "FAIL ") << path << ": 8 threads (kernel threads "
+            << (kernel_threads > 0 ? std::to_string(kernel_threads) : std::string("1/2/3")) << "), "
+            << runs << " runs at batch 1.." << max_batch << ", " << mismatches << " differ from the single-threaded run, "
+            << errors << " errors\n";
+  return mismatches == 0 && errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: threads_tests PLAN [PLAN ...]\n";
+    return 2;
+  }
+  const char* env = std::getenv("GCOMP_THREADS_ITERATIONS");
+  const int iterations = env ? std::atoi(env) : 150;
+  const char* kt = std::getenv("GCOMP_THREADS_KERNEL_THREADS");
+  const int kernel_threads = kt ? std::atoi(kt) : 0;
+  int failed = 0;
+  for (int i = 1; i < argc; ++i) failed += CheckPlan(argv[i], iterations, kernel_threads);
+  return failed ? 1 : 0;
+}
