@@ -179,6 +179,33 @@ TEST_F(CApiTest, BadInputsReturnStatusesWithMessages) {
   EXPECT_EQ(gcomp_plan_load(nullptr, nullptr), GCOMP_INVALID_ARGUMENT);
 }
 
+// A cuda plan compiles in process on a machine without a GPU; a session on it is refused with the
+// reason where no device is present (and created where one is).
+TEST(CApi, CudaPlanCompilesAndItsSessionSaysWhyItCannotStart) {
+  gcomp_compile_options o = gcomp_compile_options_default();
+  o.target = "cuda";
+  o.precision = "fp16";
+  gcomp_plan* plan = nullptr;
+  const gcomp_status s = gcomp_compile(ModelPath().c_str(), &o, &plan);
+  if (s == GCOMP_UNIMPLEMENTED) {  // a build without the CUDA parts says so
+    const std::string why = gcomp_plan_error(plan);
+    gcomp_plan_free(plan);
+    EXPECT_NE(why.find("cuda"), std::string::npos) << why;
+    GTEST_SKIP() << why;
+  }
+  ASSERT_EQ(s, GCOMP_OK) << gcomp_plan_error(plan);
+  const char* target = nullptr;
+  ASSERT_EQ(gcomp_plan_target(plan, &target), GCOMP_OK);
+  EXPECT_STREQ(target, "cuda:sm_90");
+  gcomp_session* session = nullptr;
+  const gcomp_status c = gcomp_session_create(plan, nullptr, &session);
+  if (c != GCOMP_OK) {
+    EXPECT_NE(std::string(gcomp_session_error(session)).find("CUDA"), std::string::npos) << gcomp_session_error(session);
+  }
+  gcomp_session_free(session);
+  gcomp_plan_free(plan);
+}
+
 TEST(CppCompileApi, InspectPrintsWhatTheCliPrints) {
   gcomp::InspectOptions o;
   o.format = "json";

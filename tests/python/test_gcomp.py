@@ -129,6 +129,18 @@ def test_bad_inputs_raise_clear_errors():
         gcomp.Session(plan, threads=0)
 
 
+def test_cuda_plan_compiles_here_and_its_session_says_why_not():
+    try:
+        plan = gcomp.compile(model_path(FIXTURES[0]), target="cuda", precision="fp16")
+    except gcomp.Error as e:  # a build without the CUDA parts
+        pytest.skip(str(e))
+    assert plan.target == "cuda:sm_90" and plan.precision == "fp16"
+    try:
+        gcomp.Session(plan)
+    except gcomp.Error as e:
+        assert "CUDA" in str(e)
+
+
 def test_two_python_threads_run_at_once():
     plan = gcomp.compile(model_path(FIXTURES[1]), batch=4)
     info = plan.inputs[0]
