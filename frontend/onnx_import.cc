@@ -23,14 +23,14 @@ namespace {
 // Opset in which each supported default-domain op first appeared in the form gcomp reads.
 const std::map<std::string, int64_t>& SupportedOps() {
   static const auto* ops = new std::map<std::string, int64_t>{
-      {"Add", 7}, {"Attention", 23}, {"AveragePool", 7}, {"BatchNormalization", 7}, {"Cast", 6},
-      {"Clip", 6}, {"Concat", 4}, {"Constant", 1}, {"ConstantOfShape", 9}, {"Conv", 1},
-      {"Div", 7}, {"Dropout", 7}, {"Equal", 7}, {"Erf", 9}, {"Exp", 6}, {"Expand", 8},
-      {"Flatten", 1}, {"Gather", 1}, {"Gelu", 20}, {"Gemm", 7}, {"GlobalAveragePool", 1},
-      {"Identity", 1}, {"LayerNormalization", 17}, {"MatMul", 1}, {"MaxPool", 1}, {"Mul", 7},
-      {"Neg", 6}, {"Pad", 2}, {"Pow", 7}, {"Range", 11}, {"Reciprocal", 6}, {"ReduceMean", 1},
-      {"ReduceSum", 1}, {"Relu", 6}, {"Reshape", 5}, {"Shape", 1}, {"Sigmoid", 6}, {"Slice", 1},
-      {"Softmax", 1}, {"Split", 2}, {"Sqrt", 6}, {"Squeeze", 1}, {"Sub", 7}, {"Tanh", 6},
+      {"Add", 1}, {"Attention", 23}, {"AveragePool", 1}, {"BatchNormalization", 1}, {"Cast", 1},
+      {"Clip", 1}, {"Concat", 1}, {"Constant", 1}, {"ConstantOfShape", 9}, {"Conv", 1},
+      {"Div", 1}, {"Dropout", 1}, {"Equal", 1}, {"Erf", 9}, {"Exp", 1}, {"Expand", 8},
+      {"Flatten", 1}, {"Gather", 1}, {"Gelu", 20}, {"Gemm", 1}, {"GlobalAveragePool", 1},
+      {"Identity", 1}, {"LayerNormalization", 17}, {"MatMul", 1}, {"MaxPool", 1}, {"Mul", 1},
+      {"Neg", 1}, {"Pad", 1}, {"Pow", 1}, {"Range", 11}, {"Reciprocal", 1}, {"ReduceMean", 1},
+      {"ReduceSum", 1}, {"Relu", 1}, {"Reshape", 1}, {"Shape", 1}, {"Sigmoid", 1}, {"Slice", 1},
+      {"Softmax", 1}, {"Split", 1}, {"Sqrt", 1}, {"Squeeze", 1}, {"Sub", 1}, {"Tanh", 1},
       {"Transpose", 1}, {"Unsqueeze", 1}, {"Where", 9}};
   return *ops;
 }
@@ -99,6 +99,8 @@ class Importer {
   // Integer values of a constant input (initializer or Constant node output).
   absl::StatusOr<std::optional<std::vector<int64_t>>> ConstInts(const onnx::NodeProto& n, const std::string& name,
                                                                  int i, const char* what);
+  absl::Status NormalizeOpset1To6(const onnx::NodeProto& n, const std::string& name, Attributes& attrs,
+                                  std::vector<Value*>& ins);
   // A value name used neither in the graph nor by any node output of the model.
   std::string FreshName(const std::string& base) const;
   absl::StatusOr<Value*> MakeConst(const std::string& base, Tensor t);
@@ -124,11 +126,13 @@ absl::Status Importer::ReadOpsets() {
   }
   if (!found) {
     if (model_.opset_import_size() == 0 && model_.ir_version() > 0 && model_.ir_version() < 3) {
-      opset_ = 1;  // implied before IR version 3; refused below as older than supported
+      opset_ = 1;  // implied before IR version 3
     } else if (model_.opset_import_size() == 0) {
-      return Fail("model imports no opset, expected the default ONNX domain at opset 7 to 23");
+      return Fail(absl::StrCat("model imports no opset, expected the default ONNX domain at opset ", kMinOpset, " to ",
+                               kMaxOpset));
     } else {
-      return Fail("model imports no default-domain opset, expected the default ONNX domain at opset 7 to 23");
+      return Fail(absl::StrCat("model imports no default-domain opset, expected the default ONNX domain at opset ",
+                               kMinOpset, " to ", kMaxOpset));
     }
   }
   if (opset_ < kMinOpset || opset_ > kMaxOpset) {
@@ -367,6 +371,70 @@ absl::Status Importer::ConvertConstant(const onnx::NodeProto& n, const std::stri
   return absl::OkStatus();
 }
 
+// Opsets 1-6 in the forms of opset 7 and later, as ONNX Runtime reads them:
+//   consumed_inputs (opsets 1-5)        an in-place hint without semantics: dropped
+//   broadcast/axis of binary ops (1-6)  B aligned at `axis` of A becomes B with trailing unit dims
+//                                       (NumPy broadcasting gives the same elements); without axis
+//                                       the alignment is already NumPy's (the suffix)
+//   Gemm's broadcast (1-6)              C broadcast NumPy-style, as Gemm-7
+//   Reshape's shape attribute (1-4)     a constant shape input
+//   Concat without axis (1-3)           axis 1
+//   Cast's type name (1-5)              the TensorProto type number
+//   Split's split input (1)             the split attribute (a constant)
+absl::Status Importer::NormalizeOpset1To6(const onnx::NodeProto& n, const std::string& name, Attributes& attrs,
+                                          std::vector<Value*>& ins) {
+  const std::string& op = n.op_type();
+  attrs.Erase("consumed_inputs");
+  static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "Equal"};
+  if (kBinary.count(op)) {
+    const bool broadcast = attrs.GetInt("broadcast", 0) != 0;
+    const bool has_axis = attrs.Has("axis");
+    const int64_t axis_attr = attrs.GetInt("axis", 0);
+    attrs.Erase("broadcast");
+    attrs.Erase("axis");
+    if (!broadcast || !has_axis || ins.size() < 2 || !ins[0] || !ins[1]) return absl::OkStatus();
+    const int64_t ra = static_cast<int64_t>(ins[0]->shape.size()), rb = static_cast<int64_t>(ins[1]->shape.size());
+    const int64_t axis = axis_attr < 0 ? axis_attr + ra : axis_attr;
+    const int64_t trailing = ra - axis - rb;
+    if (axis < 0 || axis > ra || trailing < 0) {
+      return NodeFail(n, name, absl::StrCat("broadcast axis ", axis_attr, " does not place B (rank ", rb,
+                                            ") inside A (rank ", ra, ")"));
+    }
+    if (trailing == 0) return absl::OkStatus();
+    std::vector<int64_t> axes;
+    for (int64_t k = 0; k < trailing; ++k) axes.push_back(rb + k);
+    Attributes ua;
+    ua.Set("axes", axes);
+    ASSIGN_OR_RETURN(Value * b, NewValue(name + "/legacy_broadcast"));
+    RETURN_IF_ERROR(Emit("Unsqueeze", name + "/legacy_broadcast", name, {ins[1]}, {b}, ua).status());
+    ins[1] = b;
+  } else if (op == "Gemm") {
+    attrs.Erase("broadcast");
+  } else if (op == "Reshape" && attrs.Has("shape")) {
+    const std::vector<int64_t> shape = attrs.GetInts("shape");
+    ASSIGN_OR_RETURN(Value * s, MakeConst(name + "/shape", Tensor::FromI64({static_cast<int64_t>(shape.size())}, shape)));
+    attrs.Erase("shape");
+    ins.resize(1);
+    ins.push_back(s);
+  } else if (op == "Concat" && !attrs.Has("axis")) {
+    attrs.Set("axis", int64_t{1});
+  } else if (op == "Cast" && attrs.Find("to") && std::holds_alternative<std::string>(*attrs.Find("to"))) {
+    static const std::map<std::string, int64_t> kTypes = {
+        {"FLOAT", 1}, {"UINT8", 2}, {"INT8", 3}, {"UINT16", 4}, {"INT16", 5}, {"INT32", 6}, {"INT64", 7},
+        {"STRING", 8}, {"BOOL", 9}, {"FLOAT16", 10}, {"DOUBLE", 11}, {"UINT32", 12}, {"UINT64", 13}};
+    const std::string to = attrs.GetString("to", "");
+    auto it = kTypes.find(to);
+    if (it == kTypes.end()) return NodeFail(n, name, absl::StrCat("casts to '", to, "', expected an ONNX type name"));
+    attrs.Set("to", it->second);
+  } else if (op == "Split" && ins.size() > 1 && ins[1]) {
+    ASSIGN_OR_RETURN(auto split, ConstInts(n, name, 1, "split"));
+    if (!split) return NodeFail(n, name, "the split input must be a constant");
+    attrs.Set("split", *split);
+    ins.resize(1);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& name) {
   const std::string& op = n.op_type();
   if (op == "Constant") return ConvertConstant(n, name);
@@ -416,6 +484,7 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     return absl::OkStatus();
   };
   std::string ir_op = op;
+  if (opset_ < 7) RETURN_IF_ERROR(NormalizeOpset1To6(n, name, attrs, ins));
   // Ops rewritten below read their first input.
   auto first_input = [&]() -> absl::StatusOr<Value*> {
     if (ins.empty() || !ins[0]) return NodeFail(n, name, "required input 0 is missing");
@@ -494,6 +563,9 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& n, const std::string& 
     }
     if (attrs.GetInt("training_mode", 0) != 0) return NodeFail(n, name, "training_mode=1 is not supported (inference only)");
     if (extra_outputs_used(1)) return NodeFail(n, name, "training outputs (running mean/var) are not supported");
+    if (opset_ < 7 && attrs.GetInt("is_test", 0) == 0) {
+      return NodeFail(n, name, "is_test=0 (training) is not supported, expected is_test=1 (inference)");
+    }
     attrs.Erase("spatial");
     attrs.Erase("is_test");
     attrs.Erase("consumed_inputs");

@@ -10,7 +10,10 @@
 
 namespace gcomp::frontend {
 
-inline constexpr int64_t kMinOpset = 7;
+// Opsets 1-6 are read as ONNX Runtime reads them: their attribute forms (consumed_inputs, the
+// broadcast/axis of binary ops, Reshape's shape, Concat's default axis, Cast's type names, ...) are
+// normalized into the current ops at import.
+inline constexpr int64_t kMinOpset = 1;
 inline constexpr int64_t kMaxOpset = 23;
 
 // Imports a model file; external data is resolved inside the file's folder.

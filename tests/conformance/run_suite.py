@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """ONNX backend node tests through `gcomp check --target ref`.
 
-    run_suite.py --suite debian|pypi --gcomp PATH [--write-lists] [--jobs N] [--only REGEX] [-v]
+    run_suite.py --suite debian|pypi|pytorch-converted|pytorch-operator --gcomp PATH [--write-lists]
+                 [--jobs N] [--only REGEX] [-v]
 
 Suites: `debian` is Debian's libonnx-testdata (/usr/share/libonnx-testdata/data/node, onnx 1.12);
 `pypi` is the node test data of the onnx wheel pinned in tools/requirements.txt (imported from
-this Python).
+this Python); `pytorch-converted` and `pytorch-operator` are libonnx-testdata's models exported by
+PyTorch (mostly opset 6): a model test counts as of a claimed op ("model") when every op it uses
+is claimed.
 
 1. Enumerates the suite's node tests and determines each test's op: the op of its (single,
    non-Constant) node; for `_expanded` / `_expanded_verNN` tests, the op of the test of the same
@@ -43,11 +46,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 CLAIMED_FILE = HERE / "claimed.txt"
 EXCLUDED_FILE = HERE / "excluded.txt"
-SUITES = ("debian", "pypi")
+SUITES = ("debian", "pypi", "pytorch-converted", "pytorch-operator")
+MODEL_SUITES = ("pytorch-converted", "pytorch-operator")
 DEBIAN_ROOT = Path("/usr/share/libonnx-testdata/data/node")
 RTOL, ATOL = "1e-3", "1e-7"  # onnx/backend/test/runner defaults
 CHECK_TIMEOUT_S = 120
-MIN_OPSET, MAX_OPSET = 7, 23
+MIN_OPSET, MAX_OPSET = 1, 23
 
 CATEGORIES = (
     "dtype out of scope",
@@ -65,6 +69,8 @@ SUPPORTED_ONNX_TYPES = {1, 2, 3, 6, 7, 9, 10, 11, 16, 17}
 def suite_root(suite: str) -> Path:
     if suite == "debian":
         return DEBIAN_ROOT
+    if suite in MODEL_SUITES:
+        return DEBIAN_ROOT.parent / suite
     return Path(onnx.__file__).resolve().parent / "backend" / "test" / "data" / "node"
 
 
@@ -138,7 +144,7 @@ def load_case(path: Path) -> TestCase:
     return case
 
 
-def enumerate_suite(suite: str) -> dict[str, TestCase]:
+def enumerate_suite(suite: str, claimed: set[str]) -> dict[str, TestCase]:
     root = suite_root(suite)
     if not root.is_dir():
         sys.exit(f"run_suite.py: suite '{suite}' not found at {root} (tools/setup.sh installs it)")
@@ -146,6 +152,10 @@ def enumerate_suite(suite: str) -> dict[str, TestCase]:
     for d in sorted(root.iterdir()):
         if d.is_dir() and (d / "model.onnx").is_file():
             cases[d.name] = load_case(d)
+    if suite in MODEL_SUITES:
+        for c in cases.values():
+            c.op = "model" if all(o in claimed for o in c.node_ops if o != "Constant") else None
+        return cases
     for c in cases.values():
         if EXPANDED.match(c.name):
             continue
@@ -334,8 +344,8 @@ def main() -> int:
         sys.exit(f"run_suite.py: --gcomp {args.gcomp} is not an executable file (build gcomp first)")
     start = time.monotonic()
     suite = args.suite
-    ops = claimed_ops()
-    cases = enumerate_suite(suite)
+    ops = claimed_ops() | ({"model"} if suite in MODEL_SUITES else set())
+    cases = enumerate_suite(suite, ops)
     only = re.compile(args.only) if args.only else None
     of_claimed = {n: c for n, c in cases.items() if c.op in ops and (not only or only.search(n))}
 

@@ -196,6 +196,13 @@ inline std::vector<std::string> OpSequence(const Graph& g) {
 }
 
 // PrintGraph without its first line (which names the opset).
+// The import's error message, or "<imported>".
+inline std::string ImportError(const ModelBuilder& m) {
+  auto g = Import(m);
+  if (g.ok()) return "<imported>";
+  return std::string(g.status().message());
+}
+
 inline std::string PrintBody(const Graph& g) {
   std::string s = PrintGraph(g);
   size_t nl = s.find('\n');

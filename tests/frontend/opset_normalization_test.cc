@@ -792,5 +792,86 @@ TEST(OpsetNormalization, ConstantWithTwoValuesRefused) {
               HasSubstr("node 'const' (Constant): has 2 attributes, expected exactly one value attribute"));
 }
 
+// ---- opsets 1-6 ---------------------------------------------------------------------------
+
+// Add-6 with broadcast=1, axis=1: B [3,4] sits at dims 1..2 of A [2,3,4,5]; imported as B with a
+// trailing unit dim under NumPy broadcasting, the elements are A[n,c,h,w] + B[c,h].
+TEST(OpsetNormalization, LegacyBroadcastAxisBecomesTrailingUnitDims) {
+  ModelBuilder m(6);
+  m.Input("a", kFloat, {2, 3, 4, 5});
+  std::vector<float> b(12);
+  for (int i = 0; i < 12; ++i) b[i] = static_cast<float>(i * 10);
+  m.InitF32("b", {3, 4}, b);
+  onnx::NodeProto* add = m.Node("Add", {"a", "b"}, {"y"}, "add");
+  AttrInt(add, "broadcast", 1);
+  AttrInt(add, "axis", 1);
+  AttrInts(add, "consumed_inputs", {0, 0});
+  m.Output("y");
+  auto g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(ShapeOf(**g, "y"), "[2,3,4,5]");
+  std::vector<float> a(120, 0.5f);
+  const std::vector<float> y = RunOne(**g, "a", Tensor::FromF32({2, 3, 4, 5}, a), "y");
+  ASSERT_EQ(y.size(), 120u);
+  for (int n = 0; n < 2; ++n) {
+    for (int c = 0; c < 3; ++c) {
+      for (int h = 0; h < 4; ++h) {
+        for (int w = 0; w < 5; ++w) EXPECT_EQ(y[((n * 3 + c) * 4 + h) * 5 + w], 0.5f + b[c * 4 + h]);
+      }
+    }
+  }
+  // An axis that puts B past A's last dim is refused with the shapes.
+  ModelBuilder bad(6);
+  bad.Input("a", kFloat, {2, 3});
+  bad.InitF32("b", {3, 4}, b);
+  onnx::NodeProto* n = bad.Node("Mul", {"a", "b"}, {"y"}, "mul");
+  AttrInt(n, "broadcast", 1);
+  AttrInt(n, "axis", 1);
+  bad.Output("y");
+  EXPECT_THAT(ImportError(bad), HasSubstr("broadcast axis 1 does not place B (rank 2) inside A (rank 2)"));
+}
+
+// Reshape-4's shape attribute, Concat-3 without axis, Cast-5's type name, Relu-5's
+// consumed_inputs and Gemm-6's broadcast: the same IR as their later forms.
+TEST(OpsetNormalization, Opset1To6AttributeFormsImport) {
+  ModelBuilder m(4);
+  m.Input("x", kFloat, {2, 6});
+  AttrInts(m.Node("Reshape", {"x"}, {"r"}, "reshape"), "shape", {3, 4});
+  AttrInts(m.Node("Relu", {"r"}, {"relu"}, "relu"), "consumed_inputs", {0});
+  m.Node("Concat", {"relu", "relu"}, {"c"}, "concat");
+  AttrString(m.Node("Cast", {"c"}, {"y"}, "cast"), "to", "DOUBLE");
+  m.Output("y");
+  auto g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(ShapeOf(**g, "r"), "[3,4]");
+  EXPECT_EQ(ShapeOf(**g, "c"), "[3,8]");  // Concat-1..3 default axis 1
+  EXPECT_THAT(PrintBody(**g), HasSubstr("Cast[\"cast\"](%c) {to=\"f64\"}"));
+  EXPECT_THAT(PrintBody(**g), ::testing::Not(HasSubstr("consumed_inputs")));
+
+  ModelBuilder gemm(6);
+  gemm.Input("x", kFloat, {2, 3});
+  gemm.InitF32("w", {3, 4}, std::vector<float>(12, 1.0f));
+  gemm.InitF32("c", {4}, {1, 2, 3, 4});
+  AttrInt(gemm.Node("Gemm", {"x", "w", "c"}, {"y"}, "gemm"), "broadcast", 1);
+  gemm.Output("y");
+  auto gg = Import(gemm);
+  ASSERT_TRUE(gg.ok()) << gg.status();
+  const std::vector<float> y = RunOne(**gg, "x", Tensor::FromF32({2, 3}, {1, 1, 1, 2, 2, 2}), "y");
+  EXPECT_EQ(y, (std::vector<float>{4, 5, 6, 7, 7, 8, 9, 10}));
+
+  ModelBuilder cast(5);
+  cast.Input("x", kFloat, {2});
+  AttrString(cast.Node("Cast", {"x"}, {"y"}, "cast"), "to", "COMPLEX64");
+  cast.Output("y");
+  EXPECT_THAT(ImportError(cast), HasSubstr("casts to 'COMPLEX64', expected an ONNX type name"));
+
+  ModelBuilder bn(6);
+  bn.Input("x", kFloat, {1, 2, 2, 2});
+  for (const char* p : {"s", "b", "m", "v"}) bn.InitF32(p, {2}, {1, 1});
+  AttrInt(bn.Node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, "bn"), "is_test", 0);
+  bn.Output("y");
+  EXPECT_THAT(ImportError(bn), HasSubstr("is_test=0 (training) is not supported"));
+}
+
 }  // namespace
 }  // namespace gcomp::frontend::testing

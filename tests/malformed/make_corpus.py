@@ -135,16 +135,16 @@ def _(d):
 
 # ---- opsets, ops and domains ------------------------------------------------------------------
 
-@case("opset_too_new", ["{file}: model imports default-domain opset 30", "expected 7 to 23", "newer than supported"])
+@case("opset_too_new", ["{file}: model imports default-domain opset 30", "expected 1 to 23", "newer than supported"])
 def _(d):
-    """Default-domain opset 30 (gcomp reads 7 to 23)."""
+    """Default-domain opset 30 (gcomp reads 1 to 23)."""
     save(relu_model(opset=30), d)
 
 
-@case("opset_too_old", ["{file}: model imports default-domain opset 5", "expected 7 to 23", "older than supported"])
+@case("opset_too_old", ["{file}: model imports default-domain opset 0", "expected 1 to 23", "older than supported"])
 def _(d):
-    """Default-domain opset 5."""
-    save(relu_model(opset=5), d)
+    """Default-domain opset 0 (opset versions start at 1)."""
+    save(relu_model(opset=0), d)
 
 
 @case("unknown_op", ["{file}: 1 unsupported node", "node 'frob' (FrobnicateTensor): unsupported op"])
