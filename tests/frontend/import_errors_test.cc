@@ -91,18 +91,23 @@ ModelBuilder ReluModel(int64_t opset) {
   return m;
 }
 
+// A Relu model whose only opset import is `version` of `domain`.
+ModelBuilder ReluModelImporting(int64_t version, const std::string& domain) {
+  ModelBuilder m(0);
+  m.Opset(version, domain);
+  m.Input("x", kFloat, {2});
+  m.Node("Relu", {"x"}, {"y"}, "relu");
+  m.Output("y");
+  return m;
+}
+
 TEST(ImportErrors, Opset24Refused) {
   EXPECT_EQ(ImportError(ReluModel(24)),
             "model.onnx: model imports default-domain opset 24, expected 1 to 23 (newer than supported)");
 }
 
 TEST(ImportErrors, Opset0Refused) {
-  ModelBuilder m(0);
-  m.Opset(0, "");
-  m.Input("x", kFloat, {2});
-  m.Node("Relu", {"x"}, {"y"}, "relu");
-  m.Output("y");
-  EXPECT_EQ(ImportError(m),
+  EXPECT_EQ(ImportError(ReluModelImporting(0, "")),
             "model.onnx: model imports default-domain opset 0, expected 1 to 23 (older than supported)");
 }
 
@@ -138,12 +143,7 @@ TEST(ImportErrors, OldIrVersionWithoutOpsetIsOpset1) {
 }
 
 TEST(ImportErrors, OnlyACustomDomainImportedRefused) {
-  ModelBuilder m(0);
-  m.Opset(1, "com.microsoft");
-  m.Input("x", kFloat, {2});
-  m.Node("Relu", {"x"}, {"y"}, "relu");
-  m.Output("y");
-  EXPECT_EQ(ImportError(m),
+  EXPECT_EQ(ImportError(ReluModelImporting(1, "com.microsoft")),
             "model.onnx: model imports no default-domain opset, expected the default ONNX domain at opset 1 to 23");
 }
 
