@@ -256,22 +256,21 @@ absl::StatusOr<std::string> InspectModel(const Args& args, const std::string& pa
   if (format != "text" && format != "dot" && format != "json" && format != "html") {
     return absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "', expected text, dot, json or html"));
   }
-  ASSIGN_OR_RETURN(OptimizedModel m, LoadAndOptimize(args, path));
-  const OptimizedModel* model = &m;
-  const Graph& graph = *model->graph;
+  ASSIGN_OR_RETURN(OptimizedModel model, LoadAndOptimize(args, path));
+  const Graph& graph = *model.graph;
   std::string out;
   if (args.Has("--summary")) {
     out = PrintSummary(graph);
-    absl::StrAppend(&out, "  level ", args.Get("--level", "O0"), ": ", model->nodes_before, " nodes before, ",
+    absl::StrAppend(&out, "  level ", args.Get("--level", "O0"), ": ", model.nodes_before, " nodes before, ",
                     graph.num_nodes(), " after\n");
     std::map<std::string, int> after;
     for (const Node* n : graph.nodes()) ++after[n->op];
     std::set<std::string> ops;
-    for (const auto& [op, c] : model->ops_before) ops.insert(op);
+    for (const auto& [op, c] : model.ops_before) ops.insert(op);
     for (const auto& [op, c] : after) ops.insert(op);
     out += "  op counts (before -> after):\n";
     for (const std::string& op : ops) {
-      int b = model->ops_before.count(op) ? model->ops_before.at(op) : 0;
+      int b = model.ops_before.count(op) ? model.ops_before.at(op) : 0;
       int a = after.count(op) ? after.at(op) : 0;
       if (a != b) absl::StrAppend(&out, absl::StrFormat("    %-20s %5d -> %d\n", op, b, a));
     }
@@ -290,13 +289,13 @@ absl::StatusOr<std::string> InspectModel(const Args& args, const std::string& pa
   }
   if (args.Has("--explain") && format == "html" && !args.Has("--summary")) {
     out += "<!-- rules that did not fire:\n";
-    for (const std::string& e : model->explanations) {
+    for (const std::string& e : model.explanations) {
       absl::StrAppend(&out, absl::StrReplaceAll(e, {{"--", "- -"}}), "\n");
     }
     out += "-->\n";
   } else if (args.Has("--explain")) {
     out += "// ---- rules that did not fire ----\n";
-    for (const std::string& e : model->explanations) absl::StrAppend(&out, "// ", e, "\n");
+    for (const std::string& e : model.explanations) absl::StrAppend(&out, "// ", e, "\n");
   }
   return out;
 }

@@ -127,7 +127,6 @@ absl::StatusOr<bool> LowerFp8(Graph& g, const PassContext& ctx) {
     ASSIGN_OR_RETURN(Value * wq, rw.Constant(qb->input(0)->name + "_e4m3", std::move(fw.q)));
     ASSIGN_OR_RETURN(Value * dq, rw.Constant(qb->input(0)->name + "_dequant", std::move(fw.dequant)));
     const float alpha = n->attrs.GetFloat("alpha", 1.0f);
-    const Node* fq_a = qa;
     std::vector<Value*> inputs = {a, wq, n->input(2), n->input(3), dq};
     n->attrs.Set("transB", int64_t{1});  // the node is replaced: its attributes are the new node's
     n->attrs.Set("alpha", alpha / sa);
@@ -137,7 +136,7 @@ absl::StatusOr<bool> LowerFp8(Graph& g, const PassContext& ctx) {
          absl::StrFormat("%s: %s; A = QuantizeFp8('%s', scale %.6g), W = e4m3 [%d, %d] with per-column "
                          "dequantization %.4g..%.4g (scale_b), alpha %.6g = %.6g / %.6g; y = alpha·scale_b[j]·Σ A·W "
                          "accumulated in fp32, then bias, residual and activation, stored fp16",
-                         where, target->fp8_gemm, fq_a->input(0)->name, sa, cols, k, fw.lo, fw.hi, alpha / sa, alpha,
+                         where, target->fp8_gemm, qa->input(0)->name, sa, cols, k, fw.lo, fw.hi, alpha / sa, alpha,
                          sa)});
     changed = true;
   }

@@ -14,6 +14,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -99,6 +100,13 @@ std::vector<PyTensorInfo> Infos(const std::vector<gcomp::TensorInfo>& list) {
   return out;
 }
 
+// The bytes of a dense tensor (negative dims count as 0).
+size_t Bytes(gcomp::DataType t, const std::vector<int64_t>& shape) {
+  size_t n = gcomp::DataTypeSize(t);
+  for (int64_t d : shape) n *= static_cast<size_t>(std::max<int64_t>(d, 0));
+  return n;
+}
+
 // A new NumPy array of `shape` and `t` owning `bytes` (moved in).
 nb::object NewArray(std::vector<uint8_t> bytes, const std::vector<int64_t>& shape, gcomp::DataType t) {
   auto* owned = new std::vector<uint8_t>(std::move(bytes));
@@ -165,9 +173,7 @@ class PySession {
       std::vector<gcomp::DeviceTensor> outs;
       for (const gcomp::TensorInfo& t : outputs_) {
         gcomp::DeviceTensor o{t.name, t.dtype, t.ShapeAt(batch), nullptr};
-        size_t n = gcomp::DataTypeSize(t.dtype);
-        for (int64_t d : o.shape) n *= static_cast<size_t>(std::max<int64_t>(d, 0));
-        buffers.emplace_back(std::max<size_t>(n, 1));
+        buffers.emplace_back(std::max<size_t>(Bytes(t.dtype, o.shape), 1));
         o.data = buffers.back().data();
         outs.push_back(std::move(o));
       }
@@ -188,10 +194,8 @@ class PySession {
       h.name = v.name;
       h.dtype = v.dtype;
       h.shape = v.shape;
-      size_t n = gcomp::DataTypeSize(v.dtype);
-      for (int64_t d : v.shape) n *= static_cast<size_t>(d);
       const auto* p = static_cast<const uint8_t*>(v.data);
-      h.data.assign(p, p + n);
+      h.data.assign(p, p + Bytes(v.dtype, v.shape));
       host.push_back(std::move(h));
     }
     gcomp::Result<std::vector<gcomp::HostTensor>> out = gcomp::Status(gcomp::StatusCode::kInternal, "not run");
