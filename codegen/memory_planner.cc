@@ -1,9 +1,48 @@
 #include "codegen/memory_planner.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace gcomp::codegen {
+namespace {
+
+// Offsets for `ranges` placed in `order`: each at the smallest gap that holds it between the values
+// already placed whose lifetimes intersect its own, else after the last of them.
+std::vector<int64_t> Place(const std::vector<LiveRange>& ranges, const std::vector<size_t>& order) {
+  std::vector<int64_t> offsets(ranges.size(), 0);
+  std::vector<size_t> placed;
+  struct Interval {
+    int64_t begin, end;
+  };
+  std::vector<Interval> busy;
+  for (size_t i : order) {
+    const LiveRange& r = ranges[i];
+    busy.clear();
+    for (size_t j : placed) {
+      const LiveRange& o = ranges[j];
+      if (o.last < r.first || r.last < o.first || o.bytes == 0) continue;
+      busy.push_back({offsets[j], offsets[j] + o.bytes});
+    }
+    std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+    int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
+    for (const Interval& b : busy) {
+      if (b.begin > cursor) {
+        const int64_t gap = b.begin - cursor;
+        if (gap >= r.bytes && gap < best_gap) {
+          best = cursor;
+          best_gap = gap;
+        }
+      }
+      cursor = std::max(cursor, b.end);
+    }
+    offsets[i] = best < 0 ? cursor : best;
+    placed.push_back(i);
+  }
+  return offsets;
+}
+
+}  // namespace
 
 MemoryPlan PlanMemory(std::vector<LiveRange> ranges, int64_t alignment) {
   for (LiveRange& r : ranges) r.bytes = (r.bytes + alignment - 1) / alignment * alignment;
@@ -25,43 +64,35 @@ MemoryPlan PlanMemory(std::vector<LiveRange> ranges, int64_t alignment) {
     plan.peak_live_bytes = std::max(plan.peak_live_bytes, live);
   }
 
-  // Largest first (ties: earlier first, then index, so the result is deterministic).
-  std::vector<size_t> order(ranges.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (ranges[a].bytes != ranges[b].bytes) return ranges[a].bytes > ranges[b].bytes;
-    return ranges[a].first < ranges[b].first;
-  });
-  std::vector<size_t> placed;
-  struct Interval {
-    int64_t begin, end;
+  // Greedy best-fit placement in several orders; the smallest arena wins (ties: the first order).
+  // Largest first is the usual winner; on chains of small values with long-lived shortcuts (ResNet
+  // downsample branches) placing by size x lifetime or by start leaves fewer holes.
+  auto by = [&](auto key) {
+    std::vector<size_t> order(ranges.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const auto ka = key(ranges[a]), kb = key(ranges[b]);
+      if (ka != kb) return ka > kb;
+      return ranges[a].first < ranges[b].first;
+    });
+    return order;
   };
-  std::vector<Interval> busy;
-  for (size_t i : order) {
-    const LiveRange& r = ranges[i];
-    busy.clear();
-    for (size_t j : placed) {
-      const LiveRange& o = ranges[j];
-      if (o.last < r.first || r.last < o.first || o.bytes == 0) continue;
-      busy.push_back({plan.offsets[j], plan.offsets[j] + o.bytes});
+  const std::vector<std::vector<size_t>> orders = {
+      by([](const LiveRange& r) { return r.bytes; }),
+      by([](const LiveRange& r) { return r.bytes * (r.last - r.first + 1); }),
+      by([](const LiveRange& r) { return static_cast<int64_t>(r.last - r.first); }),
+      by([](const LiveRange& r) { return -static_cast<int64_t>(r.first); }),
+  };
+  bool first_order = true;
+  for (const std::vector<size_t>& order : orders) {
+    std::vector<int64_t> offsets = Place(ranges, order);
+    int64_t arena = 0;
+    for (size_t i = 0; i < ranges.size(); ++i) arena = std::max(arena, offsets[i] + ranges[i].bytes);
+    if (first_order || arena < plan.arena_bytes) {
+      plan.offsets = std::move(offsets);
+      plan.arena_bytes = arena;
+      first_order = false;
     }
-    std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
-    // Best fit: the smallest gap that holds r; else after the last busy interval.
-    int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
-    for (const Interval& b : busy) {
-      if (b.begin > cursor) {
-        int64_t gap = b.begin - cursor;
-        if (gap >= r.bytes && gap < best_gap) {
-          best = cursor;
-          best_gap = gap;
-        }
-      }
-      cursor = std::max(cursor, b.end);
-    }
-    if (best < 0) best = cursor;
-    plan.offsets[i] = best;
-    plan.arena_bytes = std::max(plan.arena_bytes, best + r.bytes);
-    placed.push_back(i);
   }
   return plan;
 }

@@ -2,8 +2,9 @@
 //
 // Each value has a size and a lifetime [first, last] in step indices (produced at `first`, last read
 // at `last`, both inclusive). Values whose lifetimes intersect must not overlap in memory. The
-// planner places values largest first, each at the lowest offset that fits between the values
-// already placed whose lifetimes intersect its own (greedy by size, best fit), and reports the
+// planner places values greedily, each in the smallest gap that fits between the values already
+// placed whose lifetimes intersect its own (best fit), in four orders (largest first, largest
+// size x lifetime, longest lifetime, latest start) and keeps the smallest arena; it reports the
 // lower bound no placement can beat: the largest sum of sizes live at one step.
 #pragma once
 

@@ -26,7 +26,7 @@ const std::map<std::string, int64_t>& SupportedOps() {
       {"Add", 1}, {"Attention", 23}, {"AveragePool", 1}, {"BatchNormalization", 1}, {"Cast", 1},
       {"Clip", 1}, {"Concat", 1}, {"Constant", 1}, {"ConstantOfShape", 9}, {"Conv", 1},
       {"Div", 1}, {"Dropout", 1}, {"Equal", 1}, {"Erf", 9}, {"Exp", 1}, {"Expand", 8},
-      {"Flatten", 1}, {"Gather", 1}, {"Gelu", 20}, {"Gemm", 1}, {"GlobalAveragePool", 1},
+      {"Flatten", 1}, {"Gather", 1}, {"Gelu", 20}, {"Gemm", 1}, {"GlobalAveragePool", 1}, {"IsNaN", 9},
       {"Identity", 1}, {"LayerNormalization", 17}, {"MatMul", 1}, {"MaxPool", 1}, {"Mul", 1},
       {"Neg", 1}, {"Pad", 1}, {"Pow", 1}, {"Range", 11}, {"Reciprocal", 1}, {"ReduceMean", 1},
       {"ReduceSum", 1}, {"Relu", 1}, {"Reshape", 1}, {"Shape", 1}, {"Sigmoid", 1}, {"Slice", 1},

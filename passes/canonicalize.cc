@@ -4,6 +4,10 @@
 //   %y = Reshape(%x, %s)  (y's shape == x's)    ->  uses of %y read %x
 //   %y = Flatten(%x)      (y's shape == x's, e.g. axis=1 of a rank-2 input)  ->  uses of %y read %x
 //   %y = Transpose(%x) {perm = 0,1,..,r-1}      ->  uses of %y read %x
+//   %y = ReduceMean(%x: rank 4) {axes = 2,3 in any order or sign, keepdims=1}
+//                                                ->  %y = GlobalAveragePool(%x)
+//        (keepdims=0: Flatten(GlobalAveragePool(%x), axis=1)): the dynamo exporter's
+//        adaptive_avg_pool2d((1, 1)), the form conv-chain layouts and kernels know
 //
 // Preconditions: the shape rules compare the inferred shapes exactly (symbolic dims as
 // expressions: [batch,197,768] equals [batch,197,768] only), so they are exact at every batch
@@ -41,6 +45,34 @@ bool IsIdentityShapeOp(const Node& n) {
   return true;
 }
 
+// ReduceMean over H and W of an NCHW tensor as GlobalAveragePool (see the file comment).
+absl::StatusOr<bool> SpatialMeanToPool(Graph& g, Rewriter& rw, Node* n, const PassContext& ctx) {
+  Value* x = n->input(0);
+  if (!x || x->shape.size() != 4 || x->dtype != DType::kF32 || n->input(1)) return false;
+  std::vector<int64_t> axes = n->attrs.GetInts("axes", {});
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  if (axes != std::vector<int64_t>{2, 3}) return false;
+  if (g.IsGraphOutput(n->output(0))) {
+    ctx.Explain("SpatialMeanToPool", *n, "its output is a graph output");
+    return false;
+  }
+  const bool keep = n->attrs.GetInt("keepdims", 1) != 0;
+  ASSIGN_OR_RETURN(Node * pool, rw.Create("GlobalAveragePool", keep ? n->name : n->name + "/pool", {x}, Attributes(),
+                                          n->origin));
+  Value* out = pool->output(0);
+  if (!keep) {
+    Attributes flat;
+    flat.Set("axis", int64_t{1});
+    ASSIGN_OR_RETURN(Node * f, rw.Create("Flatten", n->name + "/flatten", {out}, std::move(flat), n->origin));
+    out = f->output(0);
+  }
+  if (out->shape != n->output(0)->shape) return absl::InternalError("SpatialMeanToPool: shape mismatch");
+  rw.ReplaceAllUses(n->output(0), out);
+  RETURN_IF_ERROR(rw.Erase(n));
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx) {
@@ -57,6 +89,11 @@ absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx) {
       }
       RETURN_IF_ERROR(rw.RecreateWithInputs(n, {b, a}).status());
       changed = true;
+      continue;
+    }
+    if (n->op == "ReduceMean") {
+      ASSIGN_OR_RETURN(bool pooled, SpatialMeanToPool(g, rw, n, ctx));
+      changed |= pooled;
       continue;
     }
     if (n->op != "Reshape" && n->op != "Flatten" && n->op != "Transpose") continue;

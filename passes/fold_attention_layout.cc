@@ -1,11 +1,12 @@
 // fold-attention-layout (O3): an Attention whose Q, K and V are cut out of wider tensors by view
-// chains (Slice, Reshape, Transpose, Identity: the exporters' head split) and whose output goes
+// chains (Slice, Reshape, Transpose, Squeeze, Unsqueeze, Identity, Gather at constant indices: the exporters' head split) and whose output goes
 // through a view chain back to rows of tokens reads and writes them in place, as Attention's
 // strided form:
 //
 //   %qkv: [S, batch, 3E]  (torchvision: sequence first; HuggingFace: three [batch, S, E] projections)
 //   %q = Transpose(Reshape(Slice(%qkv, 0..E), [S, batch*H, D]), [1,0,2])      likewise %k, %v
 //   %o = Attention(%q, %k, %v)  [batch*H, S, D]
+//   (the dynamo exporter: %q = Gather(Squeeze(Transpose(Unsqueeze(Reshape(%qkv, [S, batch, 3, E])))), 0))
 //   %y = Reshape(Transpose(%o, [1,0,2]), [S, batch, E])
 //     ->  %y = Attention(%qkv, %qkv, %qkv) {qkv_layout=SBW, q_num_heads=H, kv_num_heads=H,
 //                                         head_size=D, v_head_size=D, q/k/v_offset=0/E/2E}
@@ -43,7 +44,8 @@ using Bindings = std::map<std::string, int64_t>;
 
 bool IsView(const Node* n) {
   return n && (n->op == "Transpose" || n->op == "Reshape" || n->op == "Slice" || n->op == "Identity" ||
-               n->op == "Flatten" || n->op == "Squeeze" || n->op == "Unsqueeze");
+               n->op == "Flatten" || n->op == "Squeeze" || n->op == "Unsqueeze" ||
+               (n->op == "Gather" && n->input(1) && n->input(1)->is_constant()));
 }
 
 std::optional<std::vector<int64_t>> DimsAt(const Shape& s, const Bindings& b) {
@@ -152,6 +154,28 @@ std::optional<Indexed> Through(const Node* n, const Indexed& x, const Bindings& 
       for (size_t k = r; k-- > 0;) {
         if (++idx[k] < y.dims[k]) break;
         idx[k] = 0;
+      }
+    }
+    return y;
+  }
+  if (n->op == "Gather") {  // constant indices (the dynamo exporter's q, k, v = qkv[0], qkv[1], qkv[2])
+    std::optional<std::vector<int64_t>> index = ConstInts(n->input(1));
+    int64_t a = n->attrs.GetInt("axis", 0);
+    if (a < 0) a += static_cast<int64_t>(r);
+    if (!index || a < 0 || a >= static_cast<int64_t>(r)) return std::nullopt;
+    const int64_t extent = x.dims[a];
+    int64_t inner = 1;
+    for (size_t k = static_cast<size_t>(a) + 1; k < r; ++k) inner *= x.dims[k];
+    const int64_t outer = Numel(x.dims) / std::max<int64_t>(1, extent * inner);
+    Indexed y;
+    y.dims = *out_dims;
+    if (Numel(y.dims) != outer * static_cast<int64_t>(index->size()) * inner) return std::nullopt;
+    y.at.reserve(static_cast<size_t>(Numel(y.dims)));
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i : *index) {
+        if (i < 0) i += extent;
+        if (i < 0 || i >= extent) return std::nullopt;
+        for (int64_t e = 0; e < inner; ++e) y.at.push_back(x.at[static_cast<size_t>((o * extent + i) * inner + e)]);
       }
     }
     return y;
@@ -293,6 +317,7 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
   std::vector<Value*> chain = {y};
   std::vector<Node*> nodes;
   for (Value* v = y; v->users.size() == 1 && !g.IsGraphOutput(v) && IsView(v->users[0]) && v->users[0]->op != "Slice" &&
+                     v->users[0]->op != "Gather" &&
                      v->users[0]->input(0) == v;) {
     nodes.push_back(v->users[0]);
     v = v->users[0]->output(0);

@@ -18,7 +18,8 @@
 //   broadcasting; every factor a finite scalar constant; the scores, the softmax output and the
 //   scale and transpose nodes removed have one user each. Not fired for a masked or causal pattern
 //   (an Add or Where between the scores and the Softmax) or a Softmax over another axis: the
-//   fused core has neither a mask nor a causal flag, and normalizes over the keys.
+//   fused core has neither a mask nor a causal flag, and normalizes over the keys. Not fired
+//   either for a Softmax that lower-attention made (the target has no fused kernel for it).
 //
 // Rule CoreAttention23 (the opset-23 op): an Attention node without mask, past, causal flag or
 // softcap, whose extra outputs are unused, is already the core; its `scale` is made explicit
@@ -134,6 +135,12 @@ bool IsIdentity(const std::vector<int64_t>& perm) {
 }
 
 std::optional<Match> MatchCore(const Graph& g, Node* softmax, std::string* why) {
+  for (const Decision& d : softmax->decisions) {
+    if (d.kind == "lowering") {
+      *why = "lower-attention decomposed this attention for the target (" + d.choice + ")";
+      return std::nullopt;
+    }
+  }
   Value* sin = softmax->input(0);
   const int64_t rank = static_cast<int64_t>(sin->shape.size());
   const int64_t axis = softmax->attrs.GetInt("axis", -1);
@@ -320,6 +327,11 @@ absl::Status ApplyCore(Rewriter& rw, const Match& m) {
     attrs.Set("kv_num_heads", int64_t{1});
   }
   ASSIGN_OR_RETURN(Node * attn, rw.Create("Attention", name, {m.q, k, m.v}, std::move(attrs), MergeOrigins(m.nodes)));
+  for (const Node* x : m.nodes) {  // what earlier passes decided on the matched nodes (a folded NaN guard)
+    for (const Decision& d : x->decisions) {
+      if (d.kind == "guard") attn->decisions.push_back(d);
+    }
+  }
   std::string scale_note = m.scale_terms.empty() ? std::string("no scale factor") : "";
   for (const std::string& s : m.scale_terms) absl::StrAppend(&scale_note, scale_note.empty() ? "" : " x ", s);
   const Shape& qs = m.q->shape;

@@ -121,9 +121,10 @@ bool MovesOnlyUnitAxes(const Shape& in, const std::vector<int64_t>& perm) {
 bool DropUnitTransposeBeforeFlatten(Rewriter& rw, Node* flatten) {
   if (flatten->op == "Reshape") {  // a constant target shape whose 0s ("copy") are only at axis 0
     const Value* shape = flatten->input(1);
-    if (!shape || !shape->is_constant() || flatten->attrs.GetInt("allowzero", 0) != 0) return false;
+    if (!shape || !shape->is_constant()) return false;
+    const bool allowzero = flatten->attrs.GetInt("allowzero", 0) != 0;  // then a 0 is a zero-size dim
     std::vector<int64_t> v = shape->constant->ToI64();
-    for (size_t i = 1; i < v.size(); ++i) {
+    for (size_t i = allowzero ? 0 : 1; i < v.size(); ++i) {
       if (v[i] == 0) return false;
     }
   } else if (flatten->op != "Flatten" || flatten->attrs.GetInt("axis", 1) != 1) {

@@ -7,6 +7,7 @@ const std::vector<PassInfo>& AllPasses() {
       {"canonicalize", Canonicalize, "one IR form per op"},
       {"remove-identity", RemoveIdentity, "remove Identity and inference Dropout"},
       {"fold-constants", FoldConstants, "evaluate nodes whose inputs are all known"},
+      {"fold-guards", FoldGuards, "constant-condition Where, x + 0, and SDPA NaN guards on unmasked softmax"},
       {"fold-batchnorm", FoldBatchNorm, "BatchNormalization into the preceding Conv, else a scale/bias"},
       {"cse", EliminateCommonSubexpressions, "merge identical nodes and constants"},
       {"dce", EliminateDeadCode, "remove nodes whose outputs are unused"},

@@ -8,6 +8,7 @@ namespace gcomp::passes {
 absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> RemoveIdentity(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> FoldConstants(Graph& g, const PassContext& ctx);
+absl::StatusOr<bool> FoldGuards(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> FoldBatchNorm(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> EliminateCommonSubexpressions(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> EliminateDeadCode(Graph& g, const PassContext& ctx);

@@ -17,6 +17,7 @@ const std::vector<Entry> kO1 = {
     {"canonicalize", "one form per op: constant operand of Add/Mul second; identity Reshape/Flatten/Transpose gone"},
     {"remove-identity", "Identity and inference Dropout are copies"},
     {"fold-constants", "shape arithmetic of dynamic-batch exports becomes batch-polymorphic constants"},
+    {"fold-guards", "SDPA exports: the unmasked attention's constant mask select and softmax NaN guard cannot change a value"},
     {"fold-batchnorm", "inference BatchNorm is a per-channel affine map: into the conv, else scale/bias"},
     {"cse", "exports repeat Shape/Gather chains and constants"},
     {"dce", "what the rules above left unused"},

@@ -197,6 +197,23 @@ OpDef Equal() {
   return d;
 }
 
+// IsNaN: true where the float input is NaN (torch's SDPA exports guard their softmax with it).
+OpDef IsNaN() {
+  OpDef d;
+  d.name = "IsNaN";
+  d.min_inputs = d.max_inputs = 1;
+  d.shape = [](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
+    RETURN_IF_ERROR(ops::ExpectFloat(ctx, 0));
+    return std::vector<OutputInfo>{ops::Out(DType::kBool, ctx.in(0).shape)};
+  };
+  d.kernel = [](KernelContext& k) -> absl::Status {
+    const Tensor& x = *k.in(0);
+    for (int64_t i = 0; i < x.numel(); ++i) k.outputs[0].SetI64(i, std::isnan(x.GetF32(i)) ? 1 : 0);
+    return absl::OkStatus();
+  };
+  return d;
+}
+
 OpDef Where() {
   OpDef d;
   d.name = "Where";
@@ -381,6 +398,7 @@ void RegisterElementwiseOps(OpTableBuilder& t) {
   t.Add(Binary("Pow", BinKind::kPow));
   t.Add(Equal());
   t.Add(Where());
+  t.Add(IsNaN());
   t.Add(Cast());
   t.Add(CopyOp("Identity", 1, 1));
   t.Add(CopyOp("Dropout", 3, 2));

@@ -117,6 +117,20 @@ TEST(ElementwiseTest, WhereEqualCast) {
   EXPECT_EQ((*half)[0].GetF32(0), RoundToStorage(0.1f, DType::kF16));
 }
 
+TEST(ElementwiseTest, IsNaNIsBoolOfTheInputShape) {
+  const float nan = std::nanf("");
+  auto out = RunOp("IsNaN", {{"x", Tensor::FromF32({2, 2}, {1.0f, nan, INFINITY, -nan})}}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), DType::kBool);
+  EXPECT_EQ((*out)[0].dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ((*out)[0].ToI64(), (std::vector<int64_t>{0, 1, 0, 1}));
+  auto half = RunOp("IsNaN", {{"x", *Tensor::Zeros(DType::kF16, {3})}}, {});
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_EQ((*half)[0].ToI64(), (std::vector<int64_t>{0, 0, 0}));
+  // Integers are not a valid input (ONNX: float types only).
+  EXPECT_FALSE(RunOp("IsNaN", {{"x", Tensor::FromI64({1}, {1})}}, {}).ok());
+}
+
 TEST(ElementwiseTest, DropoutIsIdentityInInference) {
   auto out = RunOp("Dropout", {{"x", Tensor::FromF32({2}, {1, 2})}}, {}, 2);
   ASSERT_TRUE(out.ok()) << out.status();

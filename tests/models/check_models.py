@@ -63,7 +63,8 @@ def signature(hist: dict[str, int], family: str) -> dict[str, int]:
     h = lambda op: hist.get(op, 0)  # noqa: E731
     if family == "resnet":
         return {"Conv": h("Conv"), "residual Add": h("Add"), "Relu": h("Relu"),
-                "MaxPool": h("MaxPool"), "GlobalAveragePool": h("GlobalAveragePool"),
+                "MaxPool": h("MaxPool"),
+                "global pool (GlobalAveragePool|ReduceMean)": h("GlobalAveragePool") + h("ReduceMean"),
                 "Gemm": h("Gemm")}
     return {"Conv": h("Conv"),
             "attention (Softmax|Attention)": h("Softmax") + h("Attention"),
@@ -81,9 +82,10 @@ def expected_signature(spec: mm.Spec) -> dict[str, int]:
         # A stage's first block needs a projection shortcut when stride or width changes:
         # all four stages for bottlenecks (64 -> 256 in stage 1), three for basic blocks.
         downsamples = 4 if c["block"] == "bottleneck" else 3
-        return {"Conv": 1 + per_block * blocks + downsamples, "residual Add": blocks,
-                "Relu": 1 + per_block * blocks, "MaxPool": 1, "GlobalAveragePool": 1,
-                "Gemm": 1}
+        stem = c.get("stem_convs", 1)  # timm's deep stem: three 3x3 convs, each with its ReLU
+        return {"Conv": stem + per_block * blocks + downsamples, "residual Add": blocks,
+                "Relu": stem + per_block * blocks, "MaxPool": 1,
+                "global pool (GlobalAveragePool|ReduceMean)": 1, "Gemm": 1}
     n = c["layers"]
     return {"Conv": 1, "attention (Softmax|Attention)": n, "GELU (Erf|Gelu)": n,
             "LayerNorm (LayerNormalization|ReduceMean/2)": 2 * n + 1}

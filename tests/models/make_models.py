@@ -13,8 +13,10 @@ Set 0 has batch 1; dynamic-batch models also get set 1 with batch 3. Inputs are 
 images from a numpy RNG seeded by the model name; reference outputs come from onnxruntime's CPU
 provider in fp32 with graph optimizations disabled (op-by-op semantics, see REFERENCE_OPT).
 
-Two kinds of models (see README.md for the table):
+Three kinds of models (see README.md for the table):
   * real exports: torchvision ResNet / VisionTransformer through torch.onnx.export;
+  * dynamo exports: torchvision, timm and HuggingFace models through torch 2.x's dynamo exporter,
+    written by export_dynamo.py in its own environment and committed (small tier); read here;
   * generators (onnx.helper + numpy) for forms that exporter does not write: a model-zoo
     ResNet-50 v1 (Conv + separate BatchNormalization), a HuggingFace-style ViT (decomposed
     LayerNorm, Shape/Gather/Concat reshape chains, erf GELU) and a ViT built on the opset-23
@@ -62,6 +64,13 @@ FORM_TV = "torchvision export"
 FORM_ZOO = "model-zoo generator"
 FORM_HF = "huggingface generator"
 FORM_ATTN = "attention-op generator"
+FORM_DYNAMO = "dynamo export"
+
+# Exports by torch 2.x's dynamo exporter (export_dynamo.py, its own virtual environment). The
+# small tier's files are committed in DYNAMO_DIR; the full tier's are exported into the build
+# folder when that environment exists.
+DYNAMO_DIR = Path(__file__).resolve().parent / "dynamo"
+DYNAMO_OPSET = 20  # torch 2.15's default
 
 TIERS = ("small", "full")
 
@@ -84,6 +93,16 @@ RESNETS = {
                      num_classes=1000, image=224),
     "resnext50_32x4d": dict(block="bottleneck", layers=(3, 4, 6, 3), width_per_group=4, groups=32,
                             num_classes=1000, image=224),
+    # The dynamo exports' small ResNets (export_dynamo.py): planes 8/16/32/64, one block per
+    # stage, so that the committed files stay under 1 MB; resnet50d has timm's deep stem (three
+    # 3x3 convs) and average-pool downsampling.
+    "dyn_small_basic": dict(block="basic", layers=(1, 1, 1, 1), num_classes=100, image=64),
+    "dyn_small_bottleneck": dict(block="bottleneck", layers=(1, 1, 1, 1), num_classes=100,
+                                 image=64),
+    "dyn_small_resnet50d": dict(block="bottleneck", layers=(1, 1, 1, 1), num_classes=100,
+                                image=64, stem_convs=3),
+    "resnet50d": dict(block="bottleneck", layers=(3, 4, 6, 3), num_classes=1000, image=224,
+                      stem_convs=3),
 }
 
 VITS = {
@@ -105,6 +124,7 @@ class Spec:
     dynamic: bool    # batch dimension symbolic ("batch") instead of fixed 1
     tier: str        # "small" | "full"
     builder: str     # key into BUILDERS
+    key: str = ""    # weight key when it is not the name without its "_opN..." suffix
 
     @property
     def config(self) -> dict:
@@ -118,7 +138,7 @@ class Spec:
     def weight_key(self) -> str:
         # Variants of one model that differ only in opset/batch form share their weights
         # (tv_small_resnet_op13_static and ..._op17_dynamic compute the same function).
-        return self.name.rsplit("_op", 1)[0]
+        return self.key or self.name.rsplit("_op", 1)[0]
 
     @property
     def batches(self) -> list[int]:
@@ -157,7 +177,56 @@ def all_specs() -> list[Spec]:
         Spec("hf_vit_op13", "vit", "b16", FORM_HF, 13, True, "full", "hf_vit"),
         Spec("attn23_vit_op23", "vit", "b16", FORM_ATTN, 23, True, "full", "attn23_vit"),
     ]
-    return specs
+    return specs + dynamo_specs()
+
+
+@dataclass(frozen=True)
+class DynamoExport:
+    """One model exported by export_dynamo.py."""
+    name: str
+    family: str
+    arch: str        # key into RESNETS / VITS (image size, classes, expected structure)
+    source: str      # "torchvision" | "timm" | "transformers"
+    what: str        # the model as its library names it
+    dynamic: bool
+    tier: str
+    key: str = ""    # weight key shared with another export (static vs dynamic batch)
+
+
+DYNAMO_EXPORTS = [
+    DynamoExport("dyn_tv_small_resnet18", "resnet", "dyn_small_basic", "torchvision",
+                 "resnet18 (BasicBlock, planes 8-64, 1 block per stage)", True, "small"),
+    DynamoExport("dyn_tv_small_resnet50", "resnet", "dyn_small_bottleneck", "torchvision",
+                 "resnet50 (Bottleneck, planes 8-64, 1 block per stage)", True, "small"),
+    DynamoExport("dyn_tv_small_vit", "vit", "small", "torchvision",
+                 "vit_b_16 (2 layers, width 64)", True, "small"),
+    DynamoExport("dyn_tv_small_vit_static", "vit", "small", "torchvision",
+                 "vit_b_16 (2 layers, width 64)", False, "small", key="dyn_tv_small_vit"),
+    DynamoExport("dyn_timm_small_deit_distilled", "vit", "small", "timm",
+                 "deit_tiny_distilled_patch16_224 (2 layers, width 64)", True, "small"),
+    DynamoExport("dyn_timm_small_vit_avgpool", "vit", "small", "timm",
+                 "vit_tiny_patch16_224, global_pool=avg, class_token=False (2 layers, width 64)",
+                 True, "small"),
+    DynamoExport("dyn_timm_small_resnet50d", "resnet", "dyn_small_resnet50d", "timm",
+                 "resnet50d (channels 8-64, 1 block per stage)", True, "small"),
+    DynamoExport("dyn_hf_small_vit", "vit", "small", "transformers",
+                 "ViTForImageClassification, SDPA attention (2 layers, width 64)", True, "small"),
+    DynamoExport("dyn_tv_resnet18", "resnet", "resnet18", "torchvision", "resnet18", True, "full"),
+    DynamoExport("dyn_tv_resnet50", "resnet", "resnet50", "torchvision", "resnet50", True, "full"),
+    DynamoExport("dyn_tv_vit_b_16", "vit", "b16", "torchvision", "vit_b_16", True, "full"),
+    DynamoExport("dyn_timm_deit_base_distilled", "vit", "b16", "timm",
+                 "deit_base_distilled_patch16_224", True, "full"),
+    DynamoExport("dyn_timm_vit_base_avgpool", "vit", "b16", "timm",
+                 "vit_base_patch16_224, global_pool=avg, class_token=False", True, "full"),
+    DynamoExport("dyn_timm_resnet50d", "resnet", "resnet50d", "timm", "resnet50d", True, "full"),
+    DynamoExport("dyn_hf_vit_base", "vit", "b16", "transformers",
+                 "ViTForImageClassification (ViT-Base config), SDPA attention", True, "full"),
+]
+
+
+def dynamo_specs() -> list[Spec]:
+    return [Spec(e.name, e.family, e.arch, FORM_DYNAMO, DYNAMO_OPSET, e.dynamic, e.tier, "dynamo",
+                 key=e.key) for e in DYNAMO_EXPORTS]
 
 
 def select_specs(tier: str, only: str | None) -> list[Spec]:
@@ -701,7 +770,41 @@ def centre_exported_classifier(model: onnx.ModelProto, spec: Spec, notes: dict):
         inits[name].CopyFrom(numpy_helper.from_array(value, name))
 
 
+# ---------------------------------------------------------------------------------------------
+# dynamo exports (written by export_dynamo.py; here only read)
+# ---------------------------------------------------------------------------------------------
+
+# Folders holding NAME.onnx and manifest.json from export_dynamo.py: the committed small tier,
+# then what --dynamo-dir adds (the full tier's exports in the build folder).
+dynamo_dirs: list[Path] = [DYNAMO_DIR]
+
+
+class ExportMissing(Exception):
+    """A dynamo export that is not committed and was not exported on this machine."""
+
+
+def build_dynamo(spec: Spec) -> tuple[onnx.ModelProto, dict]:
+    for folder in dynamo_dirs:
+        path = folder / f"{spec.name}.onnx"
+        if path.is_file():
+            break
+    else:
+        raise ExportMissing(
+            f"{spec.name}: no {spec.name}.onnx in {', '.join(map(str, dynamo_dirs))} (the full "
+            f"tier's dynamo exports need export_dynamo.py's environment, tests/models/README.md)")
+    model = onnx.load(str(path))
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    assert opset == spec.opset, f"{path}: opset {opset}, expected {spec.opset}"
+    manifest = json.loads((path.parent / "manifest.json").read_text())
+    entry = manifest["models"][spec.name]
+    notes = dict(entry["notes"])
+    notes.update(manifest["versions"])
+    notes["exported_as"] = f"{entry['source']}: {entry['what']}"
+    return model, notes
+
+
 BUILDERS = {
+    "dynamo": build_dynamo,
     "torchvision": build_torchvision,
     "zoo_resnet": build_zoo_resnet,
     "hf_vit": build_hf_vit,
@@ -857,8 +960,11 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated model names (any tier)")
     ap.add_argument("--list", action="store_true", help="list the selected models and exit")
     ap.add_argument("--force", action="store_true", help="regenerate complete folders too")
+    ap.add_argument("--dynamo-dir", type=Path, action="append", default=[],
+                    help="another folder of export_dynamo.py output (the full tier's exports)")
     args = ap.parse_args(argv)
     specs = select_specs(args.tier, args.only)
+    dynamo_dirs.extend(args.dynamo_dir)
 
     if args.list:
         for s in specs:
@@ -876,7 +982,13 @@ def main(argv=None) -> int:
             print(f"{spec.name:28} up to date")
             continue
         t0 = time.time()
-        model, notes = BUILDERS[spec.builder](spec)
+        try:
+            model, notes = BUILDERS[spec.builder](spec)
+        except ExportMissing as e:
+            if spec.tier == "small":
+                raise
+            print(f"{spec.name:28} skipped: {e}")
+            continue
         meta = write_case(spec, model, notes, args.out)
         print(f"{spec.name:28} {time.time() - t0:6.1f} s  {meta['params'] / 1e6:7.2f} M params  "
               f"{meta['gflops_per_image']:7.3f} GFLOP  "

@@ -39,7 +39,7 @@ def activation(doc, op, act):
     return sum(1 for n in doc["nodes"] if n["op"] == op and n["attributes"].get("activation") == act)
 
 
-def check_resnet(o0, o2, fail):
+def check_resnet(o0, o2, fail, meta):
     c0, c2 = ops(o0), ops(o2)
     convs = c0["Conv"]
     blocks = c0["Add"] if c0["Add"] else 0
@@ -53,8 +53,18 @@ def check_resnet(o0, o2, fail):
     return f"{convs} Conv -> {c2['FusedConv']} FusedConv ({with_residual(o2, 'FusedConv')} with residual)"
 
 
-def check_vit(o0, o2, fail):
+def token_pools(doc):
+    """ReduceMean over the token axis of [batch, S, E] rows: the global average pool of ViTs
+    without a class token (timm's global_pool="avg"), not a LayerNorm statistic."""
+    return sum(1 for n in doc["nodes"] if n["op"] == "ReduceMean" and n["attributes"].get("axes") == [1]
+               and n["attributes"].get("keepdims") == 0)
+
+
+def check_vit(o0, o2, fail, meta):
     c0, c2 = ops(o0), ops(o2)
+    # DeiT's distilled head: (head(cls) + head_dist(dist)) / 2, the Add a residual of the second head.
+    heads = 2 if "distilled" in meta.get("notes", {}).get("exported_as", "") else 1
+    c2["ReduceMean"] -= token_pools(o2)
     blocks = c0["Softmax"] or c0["Attention"]
     if c2["Attention"] != blocks:
         fail(f"{c2['Attention']} Attention, expected {blocks} (one per block)")
@@ -67,8 +77,9 @@ def check_vit(o0, o2, fail):
     if gelu != blocks:
         fail(f"{gelu} FusedGemm with GELU, expected {blocks} (every FC1)")
     res = with_residual(o2, "FusedGemm")
-    if res != 2 * blocks:
-        fail(f"{res} FusedGemm with a residual, expected {2 * blocks} (both residual adds of every block)")
+    if res != 2 * blocks + heads - 1:
+        fail(f"{res} FusedGemm with a residual, expected {2 * blocks + heads - 1} (both residual adds of every "
+             f"block{', and the sum of the two heads' if heads == 2 else ''})")
     return f"{blocks} blocks: {c2['Attention']} Attention, {c2['LayerNorm']} LayerNorm, {gelu} GELU-FC1, {res} residual FusedGemm"
 
 
@@ -100,8 +111,10 @@ def main():
             start = time.monotonic()
             o2 = inspect(gcomp, path, "O2")
             secs = time.monotonic() - start
-            kind = check_vit if "vit" in name else check_resnet
-            summary = kind(o0, o2, problems.append)
+            with open(f"{models_dir}/{name}/meta.json") as f:
+                meta = json.load(f)
+            kind = check_vit if meta["family"] == "vit" else check_resnet
+            summary = kind(o0, o2, problems.append, meta)
             p = subprocess.run([gcomp, "check", f"{models_dir}/{name}", "--level", "O2"], capture_output=True,
                                text=True, timeout=1800)
             if p.returncode != 0:

@@ -1,6 +1,7 @@
 """A peer for gcomp's reduced-precision numerics: evaluates an ONNX ResNet (the ops torchvision
 and the model-zoo generator write: Conv, BatchNormalization, Relu, Add, MaxPool,
-GlobalAveragePool, Flatten/Reshape, Gemm) with PyTorch's own operators in a given dtype, every
+GlobalAveragePool, Flatten/Reshape, Gemm; the dynamo exporter's ReduceMean pool and timm's
+AveragePool downsample) with PyTorch's own operators in a given dtype, every
 tensor stored in that dtype (PyTorch's CPU convolutions and GEMMs accumulate in fp32).
 
 check_precision.py uses it to tell the model's sensitivity from gcomp's error: on the small
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 from onnx import numpy_helper
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "Add", "MaxPool", "GlobalAveragePool", "Flatten", "Reshape",
-             "Gemm"}
+             "Gemm", "AveragePool", "ReduceMean"}
 
 
 def supports(model: onnx.ModelProto) -> bool:
@@ -59,6 +60,13 @@ def run(model: onnx.ModelProto, x: np.ndarray, dtype: torch.dtype) -> list[np.nd
             elif op == "MaxPool":
                 pads = _symmetric_pads(n, a.get("pads", [0] * 4), 2)
                 y = F.max_pool2d(i[0], a["kernel_shape"], a.get("strides", 1), pads)
+            elif op == "AveragePool":  # timm's average-pool downsample (resnet50d)
+                pads = _symmetric_pads(n, a.get("pads", [0] * 4), 2)
+                y = F.avg_pool2d(i[0], a["kernel_shape"], a.get("strides", None), pads, bool(a.get("ceil_mode", 0)),
+                                 bool(a.get("count_include_pad", 0)))
+            elif op == "ReduceMean":  # the dynamo exporter's global average pool
+                axes = i[1].tolist() if len(i) > 1 else a["axes"]
+                y = i[0].mean(tuple(axes), keepdim=bool(a.get("keepdims", 1)))
             elif op == "GlobalAveragePool":
                 y = i[0].mean((2, 3), keepdim=True)
             elif op == "Flatten":
