@@ -8,6 +8,13 @@
 //                                                ->  %y = GlobalAveragePool(%x)
 //        (keepdims=0: Flatten(GlobalAveragePool(%x), axis=1)): the dynamo exporter's
 //        adaptive_avg_pool2d((1, 1)), the form conv-chain layouts and kernels know
+//   %a, %b = Split(%x) {axis}  (the outputs' extents along axis constant)
+//                                                ->  %a = Slice(%x, 0, n_a, axis), %b = Slice(%x, n_a, n_a + n_b, axis)
+//        (torch's chunk/GLU exports): slices are views the layout folds and the backends run
+//   %y = Gemm(%a, %b, %c) {alpha, beta, transA, transB}  (%b not a constant: fuse-gemm's FusedGemm
+//        needs constant weights)  ->  %y = Add(Mul(MatMul(A', B'), alpha), Mul(%c, beta))
+//        (Transposes for transA/transB; factors of 1 and an absent C leave their op out): the
+//        GEMM of two run-time operands that every backend runs as MatMul
 //
 // Preconditions: the shape rules compare the inferred shapes exactly (symbolic dims as
 // expressions: [batch,197,768] equals [batch,197,768] only), so they are exact at every batch
@@ -17,6 +24,7 @@
 // Sub(x, c) and Div(x, c) (not commutative), LayerNormalization (fuse-layernorm owns it).
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
@@ -73,6 +81,87 @@ absl::StatusOr<bool> SpatialMeanToPool(Graph& g, Rewriter& rw, Node* n, const Pa
   return true;
 }
 
+// Gemm of a run-time B as MatMul and elementwise ops (see the file comment).
+absl::StatusOr<bool> RuntimeGemmToMatMul(Graph& g, Rewriter& rw, Node* n, const PassContext& ctx) {
+  Value *a = n->input(0), *b = n->input(1), *c = n->input(2);
+  if (!a || !b || b->is_constant() || a->shape.size() != 2 || b->shape.size() != 2 || a->dtype != DType::kF32) {
+    return false;
+  }
+  const float alpha = n->attrs.GetFloat("alpha", 1.0f), beta = n->attrs.GetFloat("beta", 1.0f);
+  const std::string& name = n->name;
+  auto transpose = [&](Value* v, const char* suffix) -> absl::StatusOr<Value*> {
+    Attributes t;
+    t.Set("perm", std::vector<int64_t>{1, 0});
+    ASSIGN_OR_RETURN(Node * tn, rw.Create("Transpose", name + suffix, {v}, std::move(t), n->origin));
+    return tn->output(0);
+  };
+  if (n->attrs.GetInt("transA", 0) != 0) {
+    ASSIGN_OR_RETURN(a, transpose(a, "/a_t"));
+  }
+  if (n->attrs.GetInt("transB", 0) != 0) {
+    ASSIGN_OR_RETURN(b, transpose(b, "/b_t"));
+  }
+  ASSIGN_OR_RETURN(Node * mm, rw.Create("MatMul", name + "/matmul", {a, b}, Attributes(), n->origin));
+  Value* y = mm->output(0);
+  auto scaled = [&](Value* v, float f, const char* suffix) -> absl::StatusOr<Value*> {
+    if (f == 1.0f) return v;
+    ASSIGN_OR_RETURN(Value * k, rw.Constant(name + suffix + std::string("/factor"), Tensor::FromF32({}, {f})));
+    ASSIGN_OR_RETURN(Node * m, rw.Create("Mul", name + suffix, {v, k}, Attributes(), n->origin));
+    return m->output(0);
+  };
+  ASSIGN_OR_RETURN(y, scaled(y, alpha, "/alpha"));
+  if (c && beta != 0.0f) {
+    ASSIGN_OR_RETURN(Value * cb, scaled(c, beta, "/beta"));
+    ASSIGN_OR_RETURN(Node * add, rw.Create("Add", name + "/add_c", {y, cb}, Attributes(), n->origin));
+    y = add->output(0);
+  }
+  if (y->shape != n->output(0)->shape) {
+    ctx.Explain("RuntimeGemmToMatMul", *n, "C broadcasts beyond the product's shape");
+    return absl::InternalError("RuntimeGemmToMatMul: shape mismatch");
+  }
+  mm->decisions.push_back({"canonical form", "MatMul",
+                           absl::StrCat("Gemm '", name, "' with run-time B '", n->input(1)->name,
+                                        "' (no constant weights to pack): MatMul",
+                                        alpha != 1.0f ? " x alpha" : "", c && beta != 0.0f ? " + beta C" : "")});
+  rw.ReplaceAllUses(n->output(0), y);
+  RETURN_IF_ERROR(rw.Erase(n));
+  return true;
+}
+
+// Split as one Slice per output (see the file comment).
+absl::StatusOr<bool> SplitToSlices(Graph& g, Rewriter& rw, Node* n, const PassContext& ctx) {
+  Value* x = n->input(0);
+  if (!x || x->shape.empty()) return false;
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = n->attrs.GetInt("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  std::vector<int64_t> extents;
+  for (size_t i = 0; i < n->outputs.size(); ++i) {
+    const Value* y = n->output(i);
+    if (!y || y->shape.size() != x->shape.size() || !y->shape[axis].IsConst()) {
+      ctx.Explain("SplitToSlices", *n, "an output's extent along the split axis is not a constant");
+      return false;
+    }
+    extents.push_back(*y->shape[axis].ConstValue());
+  }
+  int64_t offset = 0;
+  for (size_t i = 0; i < n->outputs.size(); ++i) {
+    Value* y = n->output(i);
+    const std::string name = absl::StrCat(n->name, "/slice_", i);
+    ASSIGN_OR_RETURN(Value * starts, rw.Constant(name + "/starts", Tensor::FromI64({1}, {offset})));
+    ASSIGN_OR_RETURN(Value * ends, rw.Constant(name + "/ends", Tensor::FromI64({1}, {offset + extents[i]})));
+    ASSIGN_OR_RETURN(Value * axes, rw.Constant(name + "/axes", Tensor::FromI64({1}, {axis})));
+    offset += extents[i];
+    if (y->users.empty() && !g.IsGraphOutput(y)) continue;
+    ASSIGN_OR_RETURN(Node * slice, rw.Create("Slice", name, {x, starts, ends, axes}, Attributes(), n->origin));
+    if (slice->output(0)->shape != y->shape) return absl::InternalError("SplitToSlices: shape mismatch");
+    rw.ReplaceAllUses(y, slice->output(0));
+  }
+  RETURN_IF_ERROR(rw.Erase(n));
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx) {
@@ -89,6 +178,16 @@ absl::StatusOr<bool> Canonicalize(Graph& g, const PassContext& ctx) {
       }
       RETURN_IF_ERROR(rw.RecreateWithInputs(n, {b, a}).status());
       changed = true;
+      continue;
+    }
+    if (n->op == "Gemm") {
+      ASSIGN_OR_RETURN(bool split, RuntimeGemmToMatMul(g, rw, n, ctx));
+      changed |= split;
+      continue;
+    }
+    if (n->op == "Split") {
+      ASSIGN_OR_RETURN(bool sliced, SplitToSlices(g, rw, n, ctx));
+      changed |= sliced;
       continue;
     }
     if (n->op == "ReduceMean") {

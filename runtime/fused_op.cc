@@ -63,8 +63,32 @@ std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not
     *why_not = "W is not a constant";
     return std::nullopt;
   }
+  if (x.dims.size() == 3 && w.dims.size() == 3 && y.dims.size() == 3 && a.GetString("layout", "NCHW") == "NCHW") {
+    // A 1-D convolution ([N, C, W]) is a 2-D one over [N, C, 1, W] with [M, C/g, 1, k] weights:
+    // the same memory, a unit H axis with kernel 1, stride 1, no padding.
+    KernelSpec as_2d = spec;
+    Attributes a2 = a;
+    auto widen = [&](const char* name, std::vector<int64_t> fallback, int64_t unit, bool pads) {
+      std::vector<int64_t> v = a2.GetInts(name, fallback);
+      if (v.size() != (pads ? 2u : 1u)) return false;
+      a2.Set(name, pads ? std::vector<int64_t>{unit, v[0], unit, v[1]} : std::vector<int64_t>{unit, v[0]});
+      return true;
+    };
+    if (!widen("kernel_shape", {w.dims[2]}, 1, false) || !widen("strides", {1}, 1, false) ||
+        !widen("dilations", {1}, 1, false) || !widen("pads", {0, 0}, 0, true)) {
+      *why_not = "unexpected 1-D strides/dilations/pads/kernel_shape";
+      return std::nullopt;
+    }
+    as_2d.params = &a2;
+    for (std::vector<Operand>* ops : {&as_2d.inputs, &as_2d.outputs}) {
+      for (Operand& o : *ops) {
+        if (o.present && o.dims.size() == 3) o.dims.insert(o.dims.begin() + 2, 1);
+      }
+    }
+    return ParseConv(as_2d, why_not);
+  }
   if (x.dims.size() != 4 || w.dims.size() != 4 || y.dims.size() != 4) {
-    *why_not = "not a 2-D convolution";
+    *why_not = "not a 1-D or 2-D convolution";
     return std::nullopt;
   }
   std::string auto_pad = a.GetString("auto_pad", "NOTSET");

@@ -67,8 +67,29 @@ std::optional<PoolGeometry> ResolvePool(const KernelSpec& spec) {
     if (i >= 0) return std::nullopt;
   }
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
-  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) || x.dims.size() != 4 || y.dims.size() != 4) {
+  // 1-D pools ([N, C, W]) are 2-D pools over [N, C, 1, W]: the same memory.
+  const bool one_d = (spec.op == "MaxPool" || spec.op == "AveragePool") && x.dims.size() == 3 && y.dims.size() == 3;
+  if (!x.present || !IsStorageFloat(x.dtype) || !IsStorageFloat(y.dtype) ||
+      (!one_d && (x.dims.size() != 4 || y.dims.size() != 4))) {
     return std::nullopt;
+  }
+  if (one_d) {
+    KernelSpec as_2d = spec;
+    Attributes a2 = *spec.params;
+    auto widen = [&](const char* name, std::vector<int64_t> fallback, int64_t unit, bool pads) {
+      std::vector<int64_t> v = a2.GetInts(name, fallback);
+      if (v.size() != (pads ? 2u : 1u)) return false;
+      a2.Set(name, pads ? std::vector<int64_t>{unit, v[0], unit, v[1]} : std::vector<int64_t>{unit, v[0]});
+      return true;
+    };
+    if (!a2.Has("kernel_shape") || !widen("kernel_shape", {}, 1, false) || !widen("strides", {1}, 1, false) ||
+        !widen("dilations", {1}, 1, false) || !widen("pads", {0, 0}, 0, true)) {
+      return std::nullopt;
+    }
+    as_2d.params = &a2;
+    as_2d.inputs[0].dims = {x.dims[0], x.dims[1], 1, x.dims[2]};
+    as_2d.outputs[0].dims = {y.dims[0], y.dims[1], 1, y.dims[2]};
+    return ResolvePool(as_2d);
   }
   const Attributes& a = *spec.params;
   PoolGeometry p;
@@ -160,6 +181,7 @@ std::optional<ReduceGeometry> ResolveReduce(const KernelSpec& spec) {
     }
   }
   ReduceGeometry p;
+  p.mean = spec.op != "ReduceSum";
   p.x_type = x.dtype;
   p.y_type = y.dtype;
   for (int64_t i = 0; i < r; ++i) {

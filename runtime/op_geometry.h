@@ -33,9 +33,10 @@ struct PoolGeometry {
 };
 std::optional<PoolGeometry> ResolvePool(const KernelSpec& spec);
 
-// ReduceMean as y[o, i] = mean over r of x[o, r, i] (the reduced axes, unit dims aside, one
+// ReduceMean (ReduceSum) as y[o, i] = mean (sum) over r of x[o, r, i] (the reduced axes, unit dims aside, one
 // contiguous block).
 struct ReduceGeometry {
+  bool mean = true;  // ReduceMean; false: ReduceSum
   int64_t outer = 1, reduced = 1, inner = 1;
   DType x_type = DType::kF32, y_type = DType::kF32;
 };

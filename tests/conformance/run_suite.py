@@ -2,7 +2,7 @@
 """ONNX backend node tests through `gcomp check --target ref`.
 
     run_suite.py --suite debian|pypi|pytorch-converted|pytorch-operator --gcomp PATH [--write-lists]
-                 [--jobs N] [--only REGEX] [-v]
+                 [--jobs N] [--only REGEX] [-v] [--target ref|cpu]
 
 Suites: `debian` is Debian's libonnx-testdata (/usr/share/libonnx-testdata/data/node, onnx 1.12);
 `pypi` is the node test data of the onnx wheel pinned in tools/requirements.txt (imported from
@@ -22,6 +22,11 @@ is claimed.
    exclusion has a known category and a detail. Prints a summary with counts per category and
    exits 1 with a list of violations if any. Excluded tests that now pass are printed (not an
    error) so that they can be moved to claimed.txt.
+
+--target cpu runs the claimed tests of the suite through `gcomp check --target cpu` (compiled cpu
+plans, same tolerances) instead: every claimed test passes there too, except those listed in
+cpu_excluded.txt (`SUITE/TEST | REASON`: what the cpu backend has no kernel for), each of which
+must be a claimed test of the suite; cpu-excluded tests that now pass are printed.
 
 --write-lists (a maintainer tool) adds entries for unlisted tests of claimed ops: passing tests
 to claimed.txt, the others to excluded.txt with an auto-detected category (opset, dtype,
@@ -46,6 +51,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 CLAIMED_FILE = HERE / "claimed.txt"
 EXCLUDED_FILE = HERE / "excluded.txt"
+CPU_EXCLUDED_FILE = HERE / "cpu_excluded.txt"
 SUITES = ("debian", "pypi", "pytorch-converted", "pytorch-operator")
 MODEL_SUITES = ("pytorch-converted", "pytorch-operator")
 DEBIAN_ROOT = Path("/usr/share/libonnx-testdata/data/node")
@@ -239,8 +245,8 @@ class Result:
     message: str  # the reason of a failure (last lines of gcomp's output)
 
 
-def run_check(gcomp: str, case: TestCase) -> Result:
-    cmd = [gcomp, "check", str(case.path), "--target", "ref", "--rtol", RTOL, "--atol", ATOL]
+def run_check(gcomp: str, case: TestCase, target: str = "ref") -> Result:
+    cmd = [gcomp, "check", str(case.path), "--target", target, "--rtol", RTOL, "--atol", ATOL]
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
@@ -254,10 +260,10 @@ def run_check(gcomp: str, case: TestCase) -> Result:
     return Result(False, elapsed, f"exit {p.returncode}: {out}")
 
 
-def run_all(gcomp: str, cases: list[TestCase], jobs: int) -> dict[str, Result]:
+def run_all(gcomp: str, cases: list[TestCase], jobs: int, target: str = "ref") -> dict[str, Result]:
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_check, gcomp, c): c.name for c in cases}
+        futures = {pool.submit(run_check, gcomp, c, target): c.name for c in cases}
         for f in concurrent.futures.as_completed(futures):
             results[futures[f]] = f.result()
     return results
@@ -328,6 +334,65 @@ def write_lists(suite: str, unlisted: list[TestCase], results: dict[str, Result]
     print(f"--write-lists: {len(new_claimed)} added to claimed.txt, {len(new_excluded)} to excluded.txt")
 
 
+# ---- --target cpu -------------------------------------------------------------------------------
+
+
+def run_cpu(args, suite: str, cases: dict[str, TestCase], claimed: dict[str, Entry], problems: list[str]) -> int:
+    """The claimed tests of `suite` on compiled cpu plans, against cpu_excluded.txt."""
+    start = time.monotonic()
+    only = re.compile(args.only) if args.only else None
+    skipped: dict[str, str] = {}
+    for i, line in enumerate(CPU_EXCLUDED_FILE.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|")]
+        key_suite, _, test = parts[0].partition("/")
+        if len(parts) != 2 or not parts[1]:
+            problems.append(f"cpu_excluded.txt:{i}: expected 'SUITE/TEST | REASON', got '{line}'")
+            continue
+        if key_suite != suite:
+            continue
+        if test not in claimed:
+            problems.append(f"cpu_excluded.txt:{i}: {suite}/{test} is not a claimed test of the suite")
+        if test in skipped:
+            problems.append(f"cpu_excluded.txt:{i}: {suite}/{test} is listed twice")
+        skipped[test] = parts[1]
+    names = [n for n in sorted(claimed) if n in cases and (not only or only.search(n))]
+    results = run_all(args.gcomp, [cases[n] for n in names], max(1, args.jobs), "cpu")
+    passed = [n for n in names if n not in skipped and results[n].passed]
+    for n in names:
+        if n not in skipped and not results[n].passed:
+            problems.append(f"claimed {suite}/{n} fails on --target cpu: {results[n].message}")
+    now_pass = [n for n in names if n in skipped and results[n].passed]
+    if args.verbose:
+        for n in names:
+            r = results[n]
+            state = "cpu-excluded" if n in skipped else "claimed"
+            print(f"{'PASS' if r.passed else 'FAIL'} {r.seconds:6.2f}s {state:12s} {suite}/{n}"
+                  + ("" if r.passed else f"  {r.message.splitlines()[0] if r.message else ''}"))
+    reasons: dict[str, int] = {}
+    for n in names:
+        if n in skipped:
+            reasons[skipped[n]] = reasons.get(skipped[n], 0) + 1
+    print(f"\nconformance suite '{suite}' on --target cpu: {len(names)} claimed tests run in "
+          f"{time.monotonic() - start:.1f} s (rtol {RTOL}, atol {ATOL})")
+    print(f"  {'pass on cpu':<60s} {len(passed):5d}")
+    for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  {'cpu-excluded: ' + reason[:46]:<60s} {count:5d}")
+    if now_pass:
+        print("\ncpu-excluded tests that now pass (remove them from cpu_excluded.txt):")
+        for n in now_pass:
+            print(f"  {suite}/{n}")
+    if problems:
+        print(f"\nFAILED: {len(problems)} problem(s):")
+        for p in problems:
+            print("  " + p.replace("\n", "\n    "))
+        return 1
+    print("\nOK: every claimed test passes on --target cpu or is cpu-excluded with its reason")
+    return 0
+
+
 # ---- main -------------------------------------------------------------------------------------
 
 
@@ -339,6 +404,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2, help="parallel gcomp checks (default 2)")
     ap.add_argument("--only", help="regex: run and verify only matching tests (no completeness check)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test's result")
+    ap.add_argument("--target", choices=("ref", "cpu"), default="ref",
+                    help="cpu: the claimed tests on compiled cpu plans (cpu_excluded.txt)")
     args = ap.parse_args()
     if not (os.path.isfile(args.gcomp) and os.access(args.gcomp, os.X_OK)):
         sys.exit(f"run_suite.py: --gcomp {args.gcomp} is not an executable file (build gcomp first)")
@@ -369,6 +436,8 @@ def main() -> int:
     for key, where in sorted(listed.items()):
         if len(where) > 1:
             problems.append(f"{key} is listed {len(where)} times ({', '.join(where)})")
+    if args.target == "cpu":
+        return run_cpu(args, suite, cases, claimed, problems)
     for name, e in sorted({**excluded, **claimed}.items()):
         if only and not only.search(name):
             continue

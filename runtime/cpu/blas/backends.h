@@ -12,5 +12,6 @@ CpuEntry OneDnnMatMulEntry();    // "cpu.onednn.matmul" (MatMul with a constant 
 CpuEntry OpenBlasConvEntry();    // "cpu.openblas.conv"
 CpuEntry OpenBlasGemmEntry();    // "cpu.openblas.gemm" (FusedGemm)
 CpuEntry OpenBlasMatMulEntry();  // "cpu.openblas.matmul" (MatMul with a constant B)
+CpuEntry OpenBlasBatchedMatMulEntry();  // "cpu.openblas.batched_matmul" (MatMul of two run-time operands)
 
 }  // namespace gcomp::cpu::blas

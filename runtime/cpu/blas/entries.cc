@@ -36,7 +36,8 @@ namespace gcomp::cpu {
 
 std::vector<CpuEntry> BlasKernelEntries() {
   return {blas::OneDnnConvEntry(),   blas::OpenBlasConvEntry(), blas::OneDnnGemmEntry(),
-          blas::OpenBlasGemmEntry(), blas::OneDnnMatMulEntry(), blas::OpenBlasMatMulEntry()};
+          blas::OpenBlasGemmEntry(), blas::OneDnnMatMulEntry(), blas::OpenBlasMatMulEntry(),
+          blas::OpenBlasBatchedMatMulEntry()};
 }
 
 std::string BlasLibraryVersions() {

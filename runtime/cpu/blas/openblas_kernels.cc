@@ -1,4 +1,5 @@
-// OpenBLAS 0.3 kernels: FusedGemm / MatMul as cblas_sgemm over output tiles, and NHWC FusedConv as
+// OpenBLAS 0.3 kernels: FusedGemm / MatMul (constant B) as cblas_sgemm over output tiles, MatMul of
+// two run-time operands as one sgemm per batch, and NHWC FusedConv as
 // im2col in row blocks (a block of output pixels' patches gathered into a small per-thread buffer,
 // one sgemm per block and group). Each tile's epilogue runs right after its sgemm, while the tile
 // is in cache: the residual enters through beta = 1 (Z copied into the tile first, or already
@@ -19,6 +20,7 @@
 #include "core/status_macros.h"
 #include "runtime/cpu/blas/backends.h"
 #include "runtime/cpu/blas/fused_params.h"
+#include "runtime/op_geometry.h"
 
 extern "C" {
 #include <cblas.h>
@@ -307,7 +309,147 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
   return e;
 }
 
+// ---- MatMul of two run-time operands -----------------------------------------------------------
+//
+// A [..., M, K] x B [..., K, N] with NumPy batch broadcasting (a 1-D A or B is a row or column),
+// one cblas_sgemm per batch; f16/bf16 operands go through fp32 copies.
+
+struct BatchedMatMulPlan {
+  DType a_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
+  int64_t m = 0, k = 0, n = 0, batches = 0;
+  std::vector<int64_t> a_batch, b_batch;  // element offsets of each batch's A and B (broadcast resolved)
+};
+
+using runtime::IsStorageFloat;
+using runtime::PresentAndNotInPlace;
+
+std::optional<BatchedMatMulPlan> ResolveBatchedMatMul(const KernelSpec& spec) {
+  if (spec.op != "MatMul" || spec.inputs.size() != 2 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) {
+    return std::nullopt;
+  }
+  const Operand &a = spec.inputs[0], &b = spec.inputs[1], &y = spec.outputs[0];
+  if (!a.present || !b.present || !IsStorageFloat(a.dtype) || !IsStorageFloat(b.dtype) || y.dtype != a.dtype ||
+      a.dims.empty() || b.dims.empty() || b.is_constant()) {
+    return std::nullopt;  // a constant B is the packed GEMM entries' case
+  }
+  std::vector<int64_t> ad = a.dims, bd = b.dims;
+  const bool a_vec = ad.size() == 1, b_vec = bd.size() == 1;
+  if (a_vec) ad.insert(ad.begin(), 1);
+  if (b_vec) bd.push_back(1);
+  BatchedMatMulPlan p;
+  p.a_type = a.dtype;
+  p.b_type = b.dtype;
+  p.y_type = y.dtype;
+  p.m = ad[ad.size() - 2];
+  p.k = ad.back();
+  p.n = bd.back();
+  if (bd[bd.size() - 2] != p.k) return std::nullopt;
+  const size_t r = std::max(ad.size(), bd.size());
+  std::vector<int64_t> batch(r - 2);
+  std::vector<int64_t> as(r - 2, 0), bs(r - 2, 0);
+  int64_t astride = p.m * p.k, bstride = p.k * p.n;
+  for (size_t i = r - 2; i-- > 0;) {
+    const size_t ai = i + ad.size() - r, bi = i + bd.size() - r;  // right-aligned (wraps when absent)
+    const int64_t da = i + ad.size() >= r ? ad[ai] : 1, db = i + bd.size() >= r ? bd[bi] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    batch[i] = std::max(da, db);
+    as[i] = da == 1 ? 0 : astride;
+    bs[i] = db == 1 ? 0 : bstride;
+    astride *= da;
+    bstride *= db;
+  }
+  std::vector<int64_t> want = batch;
+  if (!a_vec) want.push_back(p.m);
+  if (!b_vec) want.push_back(p.n);
+  if (y.dims != want) return std::nullopt;
+  p.batches = NumElements(batch);
+  std::vector<int64_t> idx(batch.size(), 0);
+  for (int64_t t = 0; t < p.batches; ++t) {
+    int64_t oa = 0, ob = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      oa += idx[i] * as[i];
+      ob += idx[i] * bs[i];
+    }
+    p.a_batch.push_back(oa);
+    p.b_batch.push_back(ob);
+    for (size_t i = batch.size(); i-- > 0;) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return p;
+}
+
+class BatchedMatMulKernel : public ShapedKernel {
+ public:
+  BatchedMatMulKernel(BatchedMatMulPlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {}
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const auto* a = static_cast<const uint8_t*>(inputs[0]);
+    const auto* b = static_cast<const uint8_t*>(inputs[1]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t as = DTypeSize(p_.a_type), bs = DTypeSize(p_.b_type), ys = DTypeSize(p_.y_type);
+    const int64_t mk = p_.m * p_.k, kn = p_.k * p_.n, mn = p_.m * p_.n;
+    // Batches over the kernel's OpenMP team, each sgemm single-threaded (see the file comment).
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1 && p_.batches > 1)
+    for (int64_t t = 0; t < p_.batches; ++t) {
+      std::vector<float> fa, fb, fy;
+      const float* pa = reinterpret_cast<const float*>(a + p_.a_batch[t] * as);
+      const float* pb = reinterpret_cast<const float*>(b + p_.b_batch[t] * bs);
+      float* py = reinterpret_cast<float*>(y + t * mn * ys);
+      if (p_.a_type != DType::kF32) {
+        fa.resize(static_cast<size_t>(mk));
+        LoadF32(p_.a_type, a + p_.a_batch[t] * as, fa.data(), mk);
+        pa = fa.data();
+      }
+      if (p_.b_type != DType::kF32) {
+        fb.resize(static_cast<size_t>(kn));
+        LoadF32(p_.b_type, b + p_.b_batch[t] * bs, fb.data(), kn);
+        pb = fb.data();
+      }
+      if (p_.y_type != DType::kF32) {
+        fy.resize(static_cast<size_t>(mn));
+        py = fy.data();
+      }
+      if (p_.k == 0) {
+        std::fill(py, py + mn, 0.0f);
+      } else if (mn > 0) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(p_.m), static_cast<int>(p_.n),
+                    static_cast<int>(p_.k), 1.0f, pa, static_cast<int>(p_.k), pb, static_cast<int>(p_.n), 0.0f, py,
+                    static_cast<int>(p_.n));
+      }
+      if (p_.y_type != DType::kF32) StoreF32(p_.y_type, py, y + t * mn * ys, mn);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  BatchedMatMulPlan p_;
+  int threads_;
+};
+
 }  // namespace
+
+CpuEntry OpenBlasBatchedMatMulEntry() {
+  CpuEntry e;
+  e.id = "cpu.openblas.batched_matmul";
+  e.ops = {"MatMul"};
+  e.params = {};
+  e.description = "MatMul of two run-time operands (NumPy batch broadcasting): one OpenBLAS sgemm per batch";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<BatchedMatMulPlan> p = ResolveBatchedMatMul(spec);
+    if (!p) return std::nullopt;
+    return absl::StrCat("OpenBLAS sgemm per batch: ", p->batches, " x [", p->m, ", ", p->k, "] x [", p->k, ", ", p->n,
+                        "]");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+    std::optional<BatchedMatMulPlan> p = ResolveBatchedMatMul(spec);
+    if (!p) return Declined(spec, "not a MatMul of two run-time float operands");
+    SingleThreadedBlas();
+    return std::unique_ptr<ShapedKernel>(new BatchedMatMulKernel(std::move(*p), spec.threads));
+  };
+  return e;
+}
 
 CpuEntry OpenBlasConvEntry() {
   CpuEntry e;

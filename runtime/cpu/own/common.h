@@ -68,5 +68,7 @@ CpuEntry GatherEntry();
 CpuEntry ExpandEntry();
 CpuEntry ShapeEntry();
 CpuEntry CopyEntry();
+CpuEntry PadEntry();
+CpuEntry ClipEntry();
 
 }  // namespace gcomp::cpu::own

@@ -1,5 +1,6 @@
-// cpu.elementwise: Add, Sub, Mul, Div with numpy broadcasting and Relu on f32/f16/bf16 storage;
-// cpu.cast: Cast between f32, f16 and bf16.
+// cpu.elementwise: Add, Sub, Mul, Div, Pow with numpy broadcasting and the unary Relu, Sigmoid,
+// Tanh, Exp, Neg, Sqrt, Erf, Reciprocal on f32/f16/bf16 storage (fp32 math);
+// cpu.clip: Clip to constant bounds; cpu.cast: Cast between f32, f16 and bf16.
 //
 // Binary ops collapse the output into [rows, run]: adjacent axes merge while both inputs stay
 // contiguous (or both broadcast) across them, so each input is either a contiguous run or one
@@ -8,6 +9,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -19,16 +21,20 @@ namespace {
 
 constexpr int64_t kChunk = 2048;
 
-enum class Op { kAdd, kSub, kMul, kDiv, kRelu };
+enum class Op { kAdd, kSub, kMul, kDiv, kPow, kRelu, kSigmoid, kTanh, kExp, kNeg, kSqrt, kErf, kReciprocal };
 
 std::optional<Op> OpOf(const std::string& name) {
-  if (name == "Add") return Op::kAdd;
-  if (name == "Sub") return Op::kSub;
-  if (name == "Mul") return Op::kMul;
-  if (name == "Div") return Op::kDiv;
-  if (name == "Relu") return Op::kRelu;
+  static const std::pair<const char*, Op> kOps[] = {
+      {"Add", Op::kAdd},   {"Sub", Op::kSub},         {"Mul", Op::kMul},   {"Div", Op::kDiv}, {"Pow", Op::kPow},
+      {"Relu", Op::kRelu}, {"Sigmoid", Op::kSigmoid}, {"Tanh", Op::kTanh}, {"Exp", Op::kExp}, {"Neg", Op::kNeg},
+      {"Sqrt", Op::kSqrt}, {"Erf", Op::kErf},         {"Reciprocal", Op::kReciprocal}};
+  for (const auto& [n, op] : kOps) {
+    if (name == n) return op;
+  }
   return std::nullopt;
 }
+
+bool IsUnary(Op op) { return op >= Op::kRelu; }
 
 struct ElementwisePlan {
   Op op = Op::kAdd;
@@ -42,7 +48,7 @@ std::optional<ElementwisePlan> ResolveElementwise(const KernelSpec& spec) {
   if (!spec.params) return std::nullopt;
   std::optional<Op> op = OpOf(spec.op);
   if (!op) return std::nullopt;
-  const size_t n_in = *op == Op::kRelu ? 1 : 2;
+  const size_t n_in = IsUnary(*op) ? 1 : 2;
   if (spec.inputs.size() != n_in || spec.outputs.size() != 1 || !spec.outputs[0].present) return std::nullopt;
   const Operand& y = spec.outputs[0];
   ElementwisePlan p;
@@ -112,7 +118,16 @@ void Apply(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int
     if constexpr (kOp == Op::kSub) return x - z;
     if constexpr (kOp == Op::kMul) return x * z;
     if constexpr (kOp == Op::kDiv) return x / z;
-    return x > 0.0f ? x : (x < 0.0f ? 0.0f : x);
+    if constexpr (kOp == Op::kPow) return std::pow(x, z);
+    if constexpr (kOp == Op::kSigmoid) return 1.0f / (1.0f + std::exp(-x));
+    if constexpr (kOp == Op::kTanh) return std::tanh(x);
+    if constexpr (kOp == Op::kExp) return std::exp(x);
+    if constexpr (kOp == Op::kNeg) return -x;
+    if constexpr (kOp == Op::kSqrt) return std::sqrt(x);
+    if constexpr (kOp == Op::kErf) return std::erf(x);
+    if constexpr (kOp == Op::kReciprocal) return 1.0f / x;
+    (void)z;
+    return x > 0.0f ? x : (x < 0.0f ? 0.0f : x);  // Relu (NaN stays NaN)
   };
   if (sa == 1 && sb == 1) {
 #pragma omp simd
@@ -143,6 +158,22 @@ ApplyFn FnOf(Op op) {
       return Apply<Op::kMul>;
     case Op::kDiv:
       return Apply<Op::kDiv>;
+    case Op::kPow:
+      return Apply<Op::kPow>;
+    case Op::kSigmoid:
+      return Apply<Op::kSigmoid>;
+    case Op::kTanh:
+      return Apply<Op::kTanh>;
+    case Op::kExp:
+      return Apply<Op::kExp>;
+    case Op::kNeg:
+      return Apply<Op::kNeg>;
+    case Op::kSqrt:
+      return Apply<Op::kSqrt>;
+    case Op::kErf:
+      return Apply<Op::kErf>;
+    case Op::kReciprocal:
+      return Apply<Op::kReciprocal>;
     case Op::kRelu:
       break;
   }
@@ -201,6 +232,76 @@ class ElementwiseKernel : public ShapedKernel {
   std::vector<std::vector<float>> bufs_;
 };
 
+// ---- Clip ---------------------------------------------------------------------------------
+
+struct ClipPlan {
+  DType type = DType::kF32;
+  int64_t n = 0;
+  float lo = -INFINITY, hi = INFINITY;
+};
+
+// A constant float scalar operand (Clip's min and max), or nullopt.
+std::optional<float> ConstantScalar(const Operand& o) {
+  if (!o.is_constant() || NumElements(o.dims) != 1 || !IsStorageFloat(o.dtype) ||
+      o.constant_bytes != DTypeSize(o.dtype)) {
+    return std::nullopt;
+  }
+  float v = 0.0f;
+  ToF32(o.dtype, o.constant, &v, 1);
+  return v;
+}
+
+std::optional<ClipPlan> ResolveClip(const KernelSpec& spec) {
+  if (spec.inputs.empty() || spec.inputs.size() > 3 || spec.outputs.size() != 1 || !spec.inputs[0].present ||
+      !spec.outputs[0].present) {
+    return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!IsStorageFloat(x.dtype) || y.dtype != x.dtype || y.dims != x.dims) return std::nullopt;
+  for (int i : spec.in_place) {
+    if (i > 0) return std::nullopt;  // only over X
+  }
+  ClipPlan p;
+  p.type = x.dtype;
+  p.n = NumElements(x.dims);
+  for (size_t i = 1; i < spec.inputs.size(); ++i) {
+    if (!spec.inputs[i].present) continue;
+    std::optional<float> v = ConstantScalar(spec.inputs[i]);  // bounds known only at run time: declined
+    if (!v) return std::nullopt;
+    (i == 1 ? p.lo : p.hi) = *v;
+  }
+  return p;
+}
+
+class ClipKernel : public ShapedKernel {
+ public:
+  ClipKernel(ClipPlan p, int threads) : p_(p), threads_(std::max(1, threads)) {
+    bufs_.assign(threads_, std::vector<float>(kChunk));
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const auto* x = static_cast<const uint8_t*>(inputs[0]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t es = DTypeSize(p_.type);
+    const int64_t chunks = (p_.n + kChunk - 1) / kChunk;
+    const float lo = p_.lo, hi = p_.hi;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1 && chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t i0 = c * kChunk, len = std::min(kChunk, p_.n - i0);
+      float* buf = bufs_[omp_get_thread_num()].data();
+      ToF32(p_.type, x + i0 * es, buf, len);
+      for (int64_t i = 0; i < len; ++i) buf[i] = std::isnan(buf[i]) ? buf[i] : std::min(std::max(buf[i], lo), hi);
+      FromF32(p_.type, buf, y + i0 * es, len);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  ClipPlan p_;
+  int threads_;
+  std::vector<std::vector<float>> bufs_;
+};
+
 // ---- Cast ---------------------------------------------------------------------------------
 
 class CastKernel : public ShapedKernel {
@@ -253,10 +354,11 @@ bool AcceptsCast(const KernelSpec& spec) {
 CpuEntry ElementwiseEntry() {
   CpuEntry e;
   e.id = "cpu.elementwise";
-  e.ops = {"Add", "Sub", "Mul", "Div", "Relu"};
+  e.ops = {"Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Sqrt", "Erf", "Reciprocal"};
   e.params = {};
   e.in_place = {{0, 0}, {0, 1}};
-  e.description = "Add/Sub/Mul/Div with broadcasting and Relu on float storage, vectorized runs";
+  e.description = "Add/Sub/Mul/Div/Pow with broadcasting and unary Relu/Sigmoid/Tanh/Exp/Neg/Sqrt/Erf/Reciprocal on "
+                  "float storage, vectorized runs";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<ElementwisePlan> p = ResolveElementwise(spec);
     if (!p) return std::nullopt;
@@ -267,6 +369,26 @@ CpuEntry ElementwiseEntry() {
     std::optional<ElementwisePlan> p = ResolveElementwise(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.elementwise does not run it"));
     return std::unique_ptr<ShapedKernel>(new ElementwiseKernel(std::move(*p), spec.threads));
+  };
+  return e;
+}
+
+CpuEntry ClipEntry() {
+  CpuEntry e;
+  e.id = "cpu.clip";
+  e.ops = {"Clip"};
+  e.params = {};
+  e.in_place = {{0, 0}};
+  e.description = "Clip of float storage to constant bounds (NaN kept)";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<ClipPlan> p = ResolveClip(spec);
+    if (!p) return std::nullopt;
+    return absl::StrCat("own clip to [", p->lo, ", ", p->hi, "]");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+    std::optional<ClipPlan> p = ResolveClip(spec);
+    if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.clip does not run it"));
+    return std::unique_ptr<ShapedKernel>(new ClipKernel(*p, spec.threads));
   };
   return e;
 }

@@ -90,7 +90,8 @@ std::vector<CpuEntry> OwnKernelEntries() {
   return {own::AttentionEntry(), own::LayerNormEntry(),  own::TransposeEntry(),   own::SliceEntry(),
           own::PoolEntry(),      own::ReduceMeanEntry(), own::ElementwiseEntry(), own::ConcatEntry(),
           own::SoftmaxEntry(),   own::CastEntry(),       own::GatherEntry(), own::ExpandEntry(),
-          own::ShapeEntry(),     own::CopyEntry()};
+          own::ShapeEntry(),     own::CopyEntry(),         own::PadEntry(),
+          own::ClipEntry()};
 }
 
 }  // namespace gcomp::cpu

@@ -220,8 +220,12 @@ class ShapeKernel : public ShapedKernel {
 
 // ---- Copy ---------------------------------------------------------------------------------
 
+// Identity, and the view ops where codegen cannot alias (their output is a graph output): input 0
+// copied as it is (Reshape's shape and Squeeze/Unsqueeze's axes inputs only name the new dims).
 std::optional<int64_t> ResolveCopy(const KernelSpec& spec) {
-  if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !spec.inputs[0].present || !PresentAndNotInPlace(spec)) {
+  const size_t max_inputs = spec.op == "Identity" || spec.op == "Flatten" ? 1 : 2;
+  if (spec.inputs.empty() || spec.inputs.size() > max_inputs || spec.outputs.size() != 1 || !spec.inputs[0].present ||
+      !PresentAndNotInPlace(spec)) {
     return std::nullopt;
   }
   const Operand &x = spec.inputs[0], &y = spec.outputs[0];
@@ -311,9 +315,9 @@ CpuEntry ShapeEntry() {
 CpuEntry CopyEntry() {
   CpuEntry e;
   e.id = "cpu.copy";
-  e.ops = {"Identity"};
-  e.params = {};
-  e.description = "copy of one buffer into another of the same type and size";
+  e.ops = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+  e.params = {{"allowzero", AttrType::kInt}, {"axis", AttrType::kInt}, {"axes", AttrType::kInts}};
+  e.description = "copy of one buffer into another of the same type and size (Identity; a view that is a graph output)";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<int64_t> bytes = ResolveCopy(spec);
     if (!bytes) return std::nullopt;

@@ -1,5 +1,6 @@
 // cpu.pool: 2-D max/average pooling (gcomp Pool in NHWC or NCHW, ONNX MaxPool/AveragePool without
-// Indices, GlobalAveragePool) and cpu.reduce_mean: ReduceMean over one contiguous block of axes
+// Indices, 1-D ones as 2-D over a unit H axis, GlobalAveragePool) and cpu.reduce_mean: ReduceMean or
+// ReduceSum over one contiguous block of axes
 // (ResNet's global pooling on NHWC: axes [1, 2] of [N, 7, 7, 2048]).
 //
 // NHWC pools vectorize over channels; NCHW pools loop over each plane's windows. Averages divide by
@@ -150,7 +151,7 @@ class ReduceMeanKernel : public ShapedKernel {
     auto* y = static_cast<uint8_t*>(outputs[0]);
     const size_t xs = DTypeSize(p_.x_type), ys = DTypeSize(p_.y_type);
     const int64_t inner = p_.inner, red = p_.reduced;
-    const float inv = 1.0f / static_cast<float>(red);
+    const float inv = p_.mean ? 1.0f / static_cast<float>(red) : 1.0f;
     if (inner == 1) {
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
       for (int64_t o = 0; o < p_.outer; ++o) {
@@ -226,14 +227,14 @@ CpuEntry PoolEntry() {
 
 CpuEntry ReduceMeanEntry() {
   CpuEntry e;
-  e.id = "cpu.reduce_mean";
-  e.ops = {"ReduceMean"};
+  e.id = "cpu.reduce_mean";  // (the id predates ReduceSum; plan files name kernels by id)
+  e.ops = {"ReduceMean", "ReduceSum"};
   e.params = {{"axes", AttrType::kInts}, {"keepdims", AttrType::kInt}, {"noop_with_empty_axes", AttrType::kInt}};
-  e.description = "mean over one contiguous block of axes, fp32 accumulation";
+  e.description = "mean (ReduceMean) or sum (ReduceSum) over one contiguous block of axes, fp32 accumulation";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<ReducePlan> p = ResolveReduce(spec);
     if (!p) return std::nullopt;
-    return absl::StrCat("own reduce mean: [", p->outer, ", ", p->reduced, ", ", p->inner, "] over the middle");
+    return absl::StrCat("own reduce ", p->mean ? "mean" : "sum", ": [", p->outer, ", ", p->reduced, ", ", p->inner, "] over the middle");
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<ReducePlan> p = ResolveReduce(spec);

@@ -6,5 +6,6 @@ target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/layernorm.cc
   ${CMAKE_CURRENT_LIST_DIR}/layout.cc
+  ${CMAKE_CURRENT_LIST_DIR}/pad.cc
   ${CMAKE_CURRENT_LIST_DIR}/pool.cc
 )
