@@ -429,6 +429,28 @@ TEST(BlasMatMul, ConstantBMatchesReference) {
   }
 }
 
+TEST(BlasMatMul, RunTimeOperandsWithBroadcastBatches) {
+  Attributes attrs;
+  struct Shapes {
+    std::vector<int64_t> a, b;
+  };
+  for (const Shapes& c : std::vector<Shapes>{{{2, 3, 4, 5}, {3, 5, 6}},   // B's batch broadcast over A's
+                                             {{4, 1, 7, 8}, {3, 8, 2}},    // both broadcast
+                                             {{6, 9}, {9, 4}},             // plain
+                                             {{9}, {2, 9, 4}},             // 1-D A: a row
+                                             {{2, 3, 9}, {9}}}) {          // 1-D B: a column
+    std::vector<In> ins = {Random(c.a, false, 31), Random(c.b, false, 32)};
+    Options o;
+    EXPECT_TRUE(Check("cpu.openblas.batched_matmul", "MatMul", ins, attrs, o, "run-time A x B"));
+  }
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    std::vector<In> ins = {Random({2, 3, 7, 16}, false, 33), Random({2, 3, 16, 5}, false, 34)};
+    Options o;
+    o.dtype = t;
+    EXPECT_TRUE(Check("cpu.openblas.batched_matmul", "MatMul", ins, attrs, o, "run-time A x B, reduced storage"));
+  }
+}
+
 TEST(BlasEntries, DeclineWhatTheyDoNotRun) {
   // A non-constant B and a broadcast residual are declined by every entry.
   Attributes attrs;

@@ -437,6 +437,59 @@ TEST(OwnPool, MaxAndAverageNhwcNchw) {
         PoolAttrs("max", "NHWC", {3, 3}, {2, 2}, {1, 1, 1, 1}));
 }
 
+TEST(OwnPool, OneDimensionalAsUnitHeight) {
+  const Tensor x = Random(DType::kF32, {2, 5, 17}, 5);
+  Check("cpu.pool", "MaxPool", {In("x", x)}, PoolAttrs("", "", {3}, {2}, {1, 1}));
+  Attributes avg = PoolAttrs("", "", {4}, {3}, {2, 1});
+  Check("cpu.pool", "AveragePool", {In("x", x)}, avg);
+  avg.Set("count_include_pad", int64_t{1});
+  Check("cpu.pool", "AveragePool", {In("x", x)}, avg);
+  // Dilated windows are declined (the kernel's windows are dense).
+  Attributes dilated = PoolAttrs("", "", {3}, {1}, {0, 0});
+  dilated.Set("dilations", std::vector<int64_t>{2});
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp("MaxPool", {In("x", x)}, dilated);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_FALSE(Entry("cpu.pool").accepts(SpecOf("MaxPool", {In("x", x)}, dilated, *ref, 1)).has_value());
+}
+
+// ---- Pad ----------------------------------------------------------------------------------
+
+TEST(OwnPad, EveryModeAnyRankAndType) {
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+    SCOPED_TRACE(mode);
+    Attributes a;
+    a.Set("mode", std::string(mode));
+    a.Set("pads", std::vector<int64_t>{0, 1, 2, 3, 0, 2, 1, 4});  // [N, C, H, W] begins, then ends
+    if (std::string(mode) == "constant") a.Set("value", 1.5f);
+    Check("cpu.pad", "Pad", {In("x", Random(DType::kF32, {2, 3, 5, 6}, 1))}, a, true);
+    Check("cpu.pad", "Pad", {In("x", Random(DType::kF16, {2, 3, 5, 6}, 2))}, a, true);
+    Check("cpu.pad", "Pad", {In("x", Random(DType::kI64, {2, 3, 5, 6}, 3))}, a, true);
+  }
+  // Negative pads crop; axes select the padded axes.
+  Attributes crop;
+  crop.Set("pads", std::vector<int64_t>{-1, 2, 0, -2});
+  crop.Set("axes", std::vector<int64_t>{2, 3});
+  Check("cpu.pad", "Pad", {In("x", Random(DType::kF32, {1, 2, 6, 7}, 4))}, crop, true);
+  // Pads given as a run-time input are declined.
+  const std::vector<OpInput> ins = {In("x", Random(DType::kF32, {2, 3}, 5)), In("pads", Tensor::FromI64({4}, {1, 1, 1, 1}))};
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp("Pad", ins, Attributes());
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const Attributes none;
+  EXPECT_FALSE(Entry("cpu.pad").accepts(SpecOf("Pad", ins, none, *ref, 1)).has_value());
+}
+
+// ---- Copies of views at graph outputs -----------------------------------------------------
+
+TEST(OwnCopy, ViewOpsCopyTheirData) {
+  const Tensor x = Random(DType::kF32, {2, 3, 4}, 1);
+  Check("cpu.copy", "Reshape", {In("x", x), Const("shape", {4, 6})}, Attributes(), true);
+  Attributes axis;
+  axis.Set("axis", int64_t{2});
+  Check("cpu.copy", "Flatten", {In("x", x)}, axis, true);
+  Check("cpu.copy", "Unsqueeze", {In("x", x), Const("axes", {0})}, Attributes(), true);
+  Check("cpu.copy", "Squeeze", {In("x", Random(DType::kBF16, {2, 1, 5}, 2)), Const("axes", {1})}, Attributes(), true);
+}
+
 Attributes ReduceAttrs(std::vector<int64_t> axes, int64_t keepdims) {
   Attributes a;
   a.Set("axes", std::move(axes));
@@ -451,6 +504,13 @@ TEST(OwnReduceMean, SpatialAndLastAxes) {
   Check("cpu.reduce_mean", "ReduceMean", {In("x", Random(DType::kF32, {2, 64, 7, 7}, 2))}, ReduceAttrs({-1, -2}, 1));
   Check("cpu.reduce_mean", "ReduceMean", {In("x", Random(DType::kF16, {3, 197, 768}, 3))}, ReduceAttrs({2}, 1));
   Check("cpu.reduce_mean", "ReduceMean", {In("x", Random(DType::kF32, {3, 1, 5}, 4))}, ReduceAttrs({1}, 0));
+}
+
+TEST(OwnReduceMean, ReduceSumSharesTheKernel) {
+  Check("cpu.reduce_mean", "ReduceSum", {In("x", Random(DType::kF32, {2, 5, 9}, 1)), Const("axes", {1})},
+        ReduceAttrs({}, 1));
+  Check("cpu.reduce_mean", "ReduceSum", {In("x", Random(DType::kF32, {3, 40}, 2)), Const("axes", {-1})},
+        ReduceAttrs({}, 0));
 }
 
 TEST(OwnReduceMean, DeclinesSplitAxes) {
@@ -484,6 +544,38 @@ TEST(OwnElementwise, HalfAndBFloat16) {
     Check("cpu.elementwise", "Mul", {In("a", Random(t, {3, 70}, 3)), In("b", Random(t, {1}, 4))}, Attributes());
     Check("cpu.elementwise", "Relu", {In("x", Random(t, {3, 50}, 5))}, Attributes(), true);
   }
+}
+
+TEST(OwnElementwise, UnaryOpsAndPow) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(DTypeName(t));
+    for (const char* op : {"Sigmoid", "Tanh", "Exp", "Neg", "Erf"}) {
+      Check("cpu.elementwise", op, {In("x", Random(t, {3, 2100}, 1))}, Attributes());
+    }
+    for (const char* op : {"Sqrt", "Reciprocal"}) {
+      Check("cpu.elementwise", op, {In("x", Random(t, {7, 33}, 2, 0.1f, 4.0f))}, Attributes());
+    }
+    Check("cpu.elementwise", "Pow",
+          {In("a", Random(t, {4, 1, 50}, 3, 0.1f, 3.0f)), In("b", Random(t, {3, 1}, 4, -2.0f, 2.0f))}, Attributes());
+  }
+}
+
+TEST(OwnClip, ConstantBoundsKeepNaN) {
+  Tensor x = Random(DType::kF32, {5, 301}, 1, -9.0f, 9.0f);
+  x.SetF32(7, std::nanf(""));
+  const OpInput lo{"min", Tensor::FromF32({}, {-1.5f}), true}, hi{"max", Tensor::FromF32({}, {6.0f}), true};
+  Check("cpu.clip", "Clip", {In("x", x), lo, hi}, Attributes(), true);
+  Check("cpu.clip", "Clip", {In("x", x), OpInput{"", Tensor(), false}, hi}, Attributes(), true);
+  Tensor bf16_lo = *Tensor::Zeros(DType::kBF16, {});
+  bf16_lo.SetF32(0, -0.75f);
+  Check("cpu.clip", "Clip", {In("x", Random(DType::kBF16, {4, 77}, 2)), OpInput{"min", bf16_lo, true}}, Attributes(),
+        true);
+  // Bounds computed at run time are declined.
+  const std::vector<OpInput> ins = {In("x", x), In("min", Tensor::FromF32({}, {0.0f}))};
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp("Clip", ins, Attributes());
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const Attributes none;
+  EXPECT_FALSE(Entry("cpu.clip").accepts(SpecOf("Clip", ins, none, *ref, 1)).has_value());
 }
 
 TEST(OwnElementwise, InPlaceOverFirstInput) {
