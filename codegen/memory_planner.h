@@ -4,7 +4,7 @@
 // at `last`, both inclusive). Values whose lifetimes intersect must not overlap in memory. The
 // planner places values greedily, each in the smallest gap that fits between the values already
 // placed whose lifetimes intersect its own (best fit), in four orders (largest first, largest
-// size x lifetime, longest lifetime, latest start) and keeps the smallest arena; it reports the
+// size x lifetime, longest lifetime, earliest start) and keeps the smallest arena; it reports the
 // lower bound no placement can beat: the largest sum of sizes live at one step.
 #pragma once
 

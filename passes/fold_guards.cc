@@ -11,8 +11,9 @@
 //   Where(Expand(ones), 0, -FLT_MAX) added to the scores.)
 //
 // AddZero — %y = Add(%x, %z) or Sub(%x, %z) with %z a constant of zeros, and %y's shape equal to
-// %x's, is %x: x + 0 = x for every x but -0 (which becomes +0; no later op tells them apart
-// except a division by it, and then both are infinities of the same magnitude).
+// %x's, is %x where that is exact: x + (-0) and x - (+0) for every x; x + (+0) (which turns -0 into
+// +0) only when every reader of %y is a Softmax, which cannot tell -0 from +0 (the SDPA export's
+// zero mask added to the scores).
 //
 // SoftmaxNanGuard — the NaN guard of torch's SDPA exports:
 //   %p = Softmax(%s);  %g = Where(IsNaN(%p), %zero, %p)   ->  uses of %g read %p
@@ -101,11 +102,33 @@ absl::StatusOr<bool> ConstantSelect(RuleSweep& sweep, Node* n) {
   return changed;
 }
 
+// The sign of every element of an all-zero constant, if they agree.
+std::optional<bool> ZeroSign(const Value* v) {
+  const Tensor& t = *v->constant;
+  const bool negative = std::signbit(t.GetF32(0));
+  for (int64_t i = 1; i < t.numel(); ++i) {
+    if (std::signbit(t.GetF32(i)) != negative) return std::nullopt;
+  }
+  return negative;
+}
+
 absl::StatusOr<bool> AddZero(RuleSweep& sweep, Node* n) {
   const Graph& g = sweep.graph();
   Value* x = n->input(0);
   if (!x || !AllZero(n->input(1)) || x->shape != n->output(0)->shape || x->dtype != n->output(0)->dtype) return false;
   if (g.IsGraphOutput(n->output(0))) return false;
+  // x + (-0) and x - (+0) are x for every x; x + (+0) and x - (-0) turn -0 into +0, which only
+  // readers that cannot tell the two apart may see.
+  const std::optional<bool> negative = ZeroSign(n->input(1));
+  const bool exact = negative && *negative == (n->op == "Add");
+  const std::vector<Node*>& users = n->output(0)->users;
+  const bool sign_blind = !users.empty() && std::all_of(users.begin(), users.end(), [](const Node* u) {
+    return u->op == "Softmax";  // exp(-0) == exp(+0): softmax rows are the same
+  });
+  if (!exact && !sign_blind) {
+    sweep.Explain(*n, "the zero would turn -0 into +0 and a reader other than a Softmax could tell");
+    return false;
+  }
   sweep.rewriter().ReplaceAllUses(n->output(0), x);
   RETURN_IF_ERROR(sweep.EraseAll({n}));
   return true;
@@ -148,7 +171,11 @@ absl::StatusOr<bool> SoftmaxNanGuard(RuleSweep& sweep, Node* n) {
                     "scores are MatMul '", mm->name, "' times finite constants with no mask, so no row is masked: "
                     "exact for finite scores")});
   sweep.rewriter().ReplaceAllUses(n->output(0), p);
-  RETURN_IF_ERROR(sweep.EraseAll({n, const_cast<Node*>(isnan)}));
+  RETURN_IF_ERROR(sweep.EraseAll({n}));
+  // The IsNaN goes with the guard unless something else reads it (then DCE keeps it).
+  if (isnan->output(0)->users.empty() && !g.IsGraphOutput(isnan->output(0))) {
+    RETURN_IF_ERROR(sweep.EraseAll({const_cast<Node*>(isnan)}));
+  }
   return true;
 }
 

@@ -127,6 +127,11 @@ std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not
   }
   p.sh = s[0], p.sw = s[1], p.dh = d[0], p.dw = d[1];
   p.pt = pads[0], p.pl = pads[1], p.pb = pads[2], p.pr = pads[3];
+  if (p.sh < 1 || p.sw < 1 || p.dh < 1 || p.dw < 1 || p.pt < 0 || p.pl < 0 || p.pb < 0 || p.pr < 0 || p.kh < 1 ||
+      p.kw < 1) {
+    *why_not = "strides and dilations must be >= 1, pads >= 0, kernel dims >= 1";
+    return std::nullopt;
+  }
   p.group = a.GetInt("group", 1);
   if (p.group < 1 || p.c % p.group != 0 || p.cout % p.group != 0 || w.dims[1] * p.group != p.c) {
     *why_not = "inconsistent group";

@@ -810,6 +810,10 @@ OpDef Pad() {
       if (mode != "constant" && (pads[i] > 0 || pads[i + r] > 0) && ctx.in(0).shape[i] == Dim(0)) {
         return ctx.Error("cannot ", mode, "-pad an empty axis ", i);
       }
+      if (mode != "constant" && (pads[i] < 0 || pads[i + r] < 0)) {
+        return ctx.Error("negative pads (", pads[i], ", ", pads[i + r], " on axis ", i, ") with mode '", mode,
+                         "' are not supported, expected pads >= 0 (only constant mode crops)");
+      }
     }
     return One(ctx.in(0).dtype, out);
   };

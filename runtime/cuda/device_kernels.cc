@@ -621,6 +621,10 @@ std::optional<GeneratedKernel> ReduceMeanKernel(const KernelSpec& spec, std::str
     *why_not = "reduced axes are not one contiguous block";
     return std::nullopt;
   }
+  if (!p->mean) {
+    *why_not = "a sum (this kernel divides by the reduced count)";
+    return std::nullopt;
+  }
   // The reduced and inner extents are compiled in: they must not depend on the batch. (The kept
   // outer axes, where the batch is, are the loop's quotient.)
   const Operand& x = spec.inputs[0];

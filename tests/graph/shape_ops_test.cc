@@ -116,6 +116,14 @@ TEST(ShapeOpsTest, PadModes) {
   a.Set("mode", std::string("constant"));
   a.Set("value", 9.0f);
   EXPECT_EQ((*RunOp("Pad", {{"x", x}}, a))[0].ToF32(), (std::vector<float>{9, 9, 1, 2, 3, 9}));
+  // Cropping one side and padding the other: constant mode only (ONNX Runtime crops first for the
+  // other modes, which this op does not model).
+  Attributes crop = With("pads", std::vector<int64_t>{-1, 2});
+  EXPECT_EQ((*RunOp("Pad", {{"x", x}}, crop))[0].ToF32(), (std::vector<float>{2, 3, 0, 0}));
+  crop.Set("mode", std::string("wrap"));
+  absl::StatusOr<std::vector<Tensor>> refused = RunOp("Pad", {{"x", x}}, crop);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("negative pads"), std::string::npos) << refused.status();
 }
 
 // The dynamic-batch chain: Shape -> Gather(0) -> Unsqueeze -> Concat([b, 12, -1]) -> Reshape.

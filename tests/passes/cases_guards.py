@@ -75,3 +75,26 @@ def _():
     nodes = [helper.make_node("Add", ["x", "z"], ["y"], name="add_zero")]
     return model(nodes, [("x", ["batch", S, 1])], [("y", ["batch", S, S])],
                  [f32("z", np.zeros((1, S), np.float32))])
+
+
+@case("fold_guards_zero_sign_kept", "fold-guards", {"Add": 1, "Sub": 0})
+def _():
+    # x + (+0) turns -0 into +0 and a Relu reader keeps it (-0 vs +0 is visible to a Div after it):
+    # kept. x - (+0) is x for every x: folded.
+    nodes = [helper.make_node("Add", ["x", "z"], ["a"], name="add_zero"),
+             helper.make_node("Relu", ["a"], ["y"], name="relu"),
+             helper.make_node("Sub", ["x", "z"], ["s"], name="sub_zero"),
+             helper.make_node("Relu", ["s"], ["y2"], name="relu2")]
+    return model(nodes, [("x", ["batch", S])], [("y", ["batch", S]), ("y2", ["batch", S])],
+                 [f32("z", np.zeros((S,), np.float32))])
+
+
+@case("fold_guards_isnan_read_elsewhere", "fold-guards,fuse-attention,dce",
+      {"Attention": 0, "Softmax": 1, "Where": 0, "IsNaN": 1, "Cast": 1})
+def _():
+    # The guard folds; its IsNaN also feeds a second output, so it stays (and the softmax, read by
+    # it, stays unfused).
+    m = sdpa(np.ones((1, 1, S, 1), bool))
+    m.graph.node.append(helper.make_node("Cast", ["nan"], ["nan_f"], name="nan_as_float", to=1))
+    m.graph.output.append(helper.make_tensor_value_info("nan_f", 1, ["batch", H, S, S]))
+    return m

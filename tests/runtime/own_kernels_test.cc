@@ -578,6 +578,29 @@ TEST(OwnClip, ConstantBoundsKeepNaN) {
   EXPECT_FALSE(Entry("cpu.clip").accepts(SpecOf("Clip", ins, none, *ref, 1)).has_value());
 }
 
+TEST(OwnIsNaNWhere, GuardsAndMasks) {
+  Tensor x = Random(DType::kF32, {3, 17}, 1);
+  x.SetF32(4, std::nanf(""));
+  x.SetF32(20, -std::nanf(""));
+  Check("cpu.isnan", "IsNaN", {In("x", x)}, Attributes(), true);
+  Check("cpu.isnan", "IsNaN", {In("x", Random(DType::kBF16, {2, 9}, 2))}, Attributes(), true);
+  // The SDPA export's guard and mask forms: Where(IsNaN(p), 0, p); Where(mask [1, 1, S, S], 0, lowest).
+  absl::StatusOr<std::vector<Tensor>> nan = RunOp("IsNaN", {In("x", x)}, Attributes());
+  ASSERT_TRUE(nan.ok()) << nan.status();
+  Check("cpu.where", "Where", {In("c", (*nan)[0]), In("zero", Tensor::FromF32({}, {0.0f})), In("p", x)}, Attributes(),
+        true);
+  Tensor mask = *Tensor::Zeros(DType::kBool, {1, 1, 5, 5});
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int64_t j = 0; j <= i; ++j) mask.SetI64(i * 5 + j, 1);
+  }
+  Check("cpu.where", "Where",
+        {In("c", mask), In("x", Random(DType::kF32, {2, 3, 5, 5}, 3)), In("y", Tensor::FromF32({}, {-3.4e38f}))},
+        Attributes(), true);
+  Check("cpu.where", "Where",
+        {In("c", mask), In("x", Random(DType::kI64, {5, 1}, 4)), In("y", Random(DType::kI64, {1, 5}, 5))},
+        Attributes(), true);
+}
+
 TEST(OwnElementwise, InPlaceOverFirstInput) {
   const std::vector<OpInput> ins = {In("a", Random(DType::kF32, {4, 3000}, 1)),
                                     In("b", Random(DType::kF32, {3000}, 2))};

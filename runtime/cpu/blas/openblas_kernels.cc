@@ -343,7 +343,10 @@ std::optional<BatchedMatMulPlan> ResolveBatchedMatMul(const KernelSpec& spec) {
   p.m = ad[ad.size() - 2];
   p.k = ad.back();
   p.n = bd.back();
-  if (bd[bd.size() - 2] != p.k) return std::nullopt;
+  constexpr int64_t kIntMax = 2147483647;  // cblas takes int dims
+  if (bd[bd.size() - 2] != p.k || p.m < 0 || p.k < 0 || p.n < 0 || p.m > kIntMax || p.k > kIntMax || p.n > kIntMax) {
+    return std::nullopt;
+  }
   const size_t r = std::max(ad.size(), bd.size());
   std::vector<int64_t> batch(r - 2);
   std::vector<int64_t> as(r - 2, 0), bs(r - 2, 0);
@@ -382,43 +385,49 @@ std::optional<BatchedMatMulPlan> ResolveBatchedMatMul(const KernelSpec& spec) {
 
 class BatchedMatMulKernel : public ShapedKernel {
  public:
-  BatchedMatMulKernel(BatchedMatMulPlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {}
+  BatchedMatMulKernel(BatchedMatMulPlan p, int threads) : p_(std::move(p)), threads_(std::max(1, threads)) {
+    // Row blocks: with fewer batches than threads, each batch's rows are split over the team.
+    blocks_ = std::max<int64_t>(1, std::min<int64_t>(p_.m, (threads_ + p_.batches - 1) / std::max<int64_t>(1, p_.batches)));
+    rows_ = (p_.m + blocks_ - 1) / blocks_;
+    if (p_.a_type != DType::kF32 || p_.b_type != DType::kF32 || p_.y_type != DType::kF32) {
+      scratch_.resize(static_cast<size_t>(threads_));
+      for (std::vector<float>& s : scratch_) s.resize(static_cast<size_t>(rows_ * p_.k + p_.k * p_.n + rows_ * p_.n));
+    }
+  }
 
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
     const auto* a = static_cast<const uint8_t*>(inputs[0]);
     const auto* b = static_cast<const uint8_t*>(inputs[1]);
     auto* y = static_cast<uint8_t*>(outputs[0]);
     const size_t as = DTypeSize(p_.a_type), bs = DTypeSize(p_.b_type), ys = DTypeSize(p_.y_type);
-    const int64_t mk = p_.m * p_.k, kn = p_.k * p_.n, mn = p_.m * p_.n;
-    // Batches over the kernel's OpenMP team, each sgemm single-threaded (see the file comment).
-#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1 && p_.batches > 1)
-    for (int64_t t = 0; t < p_.batches; ++t) {
-      std::vector<float> fa, fb, fy;
-      const float* pa = reinterpret_cast<const float*>(a + p_.a_batch[t] * as);
+    const int64_t k = p_.k, n = p_.n, kn = k * n, mn = p_.m * n, tasks = p_.batches * blocks_;
+    // Tasks over the kernel's OpenMP team, each sgemm single-threaded (see the file comment).
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1 && tasks > 1)
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t t = task / blocks_, r0 = (task % blocks_) * rows_, rows = std::min(rows_, p_.m - r0);
+      if (rows <= 0) continue;
+      const int64_t a_off = p_.a_batch[t] + r0 * k, y_off = t * mn + r0 * n;
+      const float* pa = reinterpret_cast<const float*>(a + a_off * as);
       const float* pb = reinterpret_cast<const float*>(b + p_.b_batch[t] * bs);
-      float* py = reinterpret_cast<float*>(y + t * mn * ys);
+      float* py = reinterpret_cast<float*>(y + y_off * ys);
+      float* buf = scratch_.empty() ? nullptr : scratch_[omp_get_thread_num()].data();
       if (p_.a_type != DType::kF32) {
-        fa.resize(static_cast<size_t>(mk));
-        LoadF32(p_.a_type, a + p_.a_batch[t] * as, fa.data(), mk);
-        pa = fa.data();
+        LoadF32(p_.a_type, a + a_off * as, buf, rows * k);
+        pa = buf;
       }
       if (p_.b_type != DType::kF32) {
-        fb.resize(static_cast<size_t>(kn));
-        LoadF32(p_.b_type, b + p_.b_batch[t] * bs, fb.data(), kn);
-        pb = fb.data();
+        LoadF32(p_.b_type, b + p_.b_batch[t] * bs, buf + rows_ * k, kn);
+        pb = buf + rows_ * k;
       }
-      if (p_.y_type != DType::kF32) {
-        fy.resize(static_cast<size_t>(mn));
-        py = fy.data();
+      if (p_.y_type != DType::kF32) py = buf + rows_ * k + kn;
+      if (k == 0) {
+        std::fill(py, py + rows * n, 0.0f);
+      } else if (n > 0) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(n),
+                    static_cast<int>(k), 1.0f, pa, static_cast<int>(k), pb, static_cast<int>(n), 0.0f, py,
+                    static_cast<int>(n));
       }
-      if (p_.k == 0) {
-        std::fill(py, py + mn, 0.0f);
-      } else if (mn > 0) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(p_.m), static_cast<int>(p_.n),
-                    static_cast<int>(p_.k), 1.0f, pa, static_cast<int>(p_.k), pb, static_cast<int>(p_.n), 0.0f, py,
-                    static_cast<int>(p_.n));
-      }
-      if (p_.y_type != DType::kF32) StoreF32(p_.y_type, py, y + t * mn * ys, mn);
+      if (p_.y_type != DType::kF32) StoreF32(p_.y_type, py, y + y_off * ys, rows * n);
     }
     return absl::OkStatus();
   }
@@ -426,6 +435,8 @@ class BatchedMatMulKernel : public ShapedKernel {
  private:
   BatchedMatMulPlan p_;
   int threads_;
+  int64_t blocks_ = 1, rows_ = 0;
+  std::vector<std::vector<float>> scratch_;  // per thread: A rows, B, Y rows in fp32 (reduced storage)
 };
 
 }  // namespace

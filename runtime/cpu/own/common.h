@@ -70,5 +70,7 @@ CpuEntry ShapeEntry();
 CpuEntry CopyEntry();
 CpuEntry PadEntry();
 CpuEntry ClipEntry();
+CpuEntry IsNaNEntry();
+CpuEntry WhereEntry();
 
 }  // namespace gcomp::cpu::own

@@ -1,6 +1,7 @@
 // cpu.elementwise: Add, Sub, Mul, Div, Pow with numpy broadcasting and the unary Relu, Sigmoid,
 // Tanh, Exp, Neg, Sqrt, Erf, Reciprocal on f32/f16/bf16 storage (fp32 math);
-// cpu.clip: Clip to constant bounds; cpu.cast: Cast between f32, f16 and bf16.
+// cpu.clip: Clip to constant bounds; cpu.isnan and cpu.where (masked attention of SDPA exports:
+// IsNaN guards, Where masks); cpu.cast: Cast between f32, f16 and bf16.
 //
 // Binary ops collapse the output into [rows, run]: adjacent axes merge while both inputs stay
 // contiguous (or both broadcast) across them, so each input is either a contiguous run or one
@@ -302,6 +303,104 @@ class ClipKernel : public ShapedKernel {
   std::vector<std::vector<float>> bufs_;
 };
 
+// ---- IsNaN, Where --------------------------------------------------------------------------
+
+std::optional<int64_t> ResolveIsNaN(const KernelSpec& spec) {
+  if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !spec.inputs[0].present || !PresentAndNotInPlace(spec)) {
+    return std::nullopt;
+  }
+  const Operand &x = spec.inputs[0], &y = spec.outputs[0];
+  if (!IsStorageFloat(x.dtype) || y.dtype != DType::kBool || y.dims != x.dims) return std::nullopt;
+  return NumElements(x.dims);
+}
+
+class IsNaNKernel : public ShapedKernel {
+ public:
+  IsNaNKernel(DType type, int64_t n) : type_(type), n_(n) {}
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const auto* x = static_cast<const uint8_t*>(inputs[0]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t es = DTypeSize(type_);
+    float buf[kChunk];
+    for (int64_t i0 = 0; i0 < n_; i0 += kChunk) {
+      const int64_t len = std::min(kChunk, n_ - i0);
+      ToF32(type_, x + i0 * es, buf, len);
+      for (int64_t i = 0; i < len; ++i) y[i0 + i] = std::isnan(buf[i]) ? 1 : 0;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DType type_;
+  int64_t n_;
+};
+
+// Where(cond, x, y) with NumPy broadcasting of all three; any element type (moved as bytes).
+struct WherePlan {
+  size_t es = 4;
+  std::vector<int64_t> dims;             // output
+  std::vector<int64_t> sc, sx, sy;       // element strides per output axis (0: broadcast)
+};
+
+std::optional<WherePlan> ResolveWhere(const KernelSpec& spec) {
+  if (spec.inputs.size() != 3 || spec.outputs.size() != 1 || !PresentAndNotInPlace(spec)) return std::nullopt;
+  const Operand &c = spec.inputs[0], &x = spec.inputs[1], &v = spec.inputs[2], &y = spec.outputs[0];
+  if (!c.present || !x.present || !v.present || c.dtype != DType::kBool || x.dtype != y.dtype || v.dtype != y.dtype) {
+    return std::nullopt;
+  }
+  WherePlan p;
+  p.es = DTypeSize(y.dtype);
+  p.dims = y.dims;
+  const size_t r = y.dims.size();
+  auto strides = [&](const Operand& in, std::vector<int64_t>& s) {
+    if (in.dims.size() > r) return false;
+    s.assign(r, 0);
+    const size_t off = r - in.dims.size();
+    int64_t stride = 1;
+    for (size_t i = r; i-- > off;) {
+      const int64_t d = in.dims[i - off];
+      if (d != y.dims[i] && d != 1) return false;
+      s[i] = d == 1 ? 0 : stride;
+      stride *= d;
+    }
+    return true;
+  };
+  if (!strides(c, p.sc) || !strides(x, p.sx) || !strides(v, p.sy)) return std::nullopt;
+  return p;
+}
+
+class WhereKernel : public ShapedKernel {
+ public:
+  explicit WhereKernel(WherePlan p) : p_(std::move(p)) {}
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const auto* c = static_cast<const uint8_t*>(inputs[0]);
+    const auto* x = static_cast<const uint8_t*>(inputs[1]);
+    const auto* v = static_cast<const uint8_t*>(inputs[2]);
+    auto* y = static_cast<uint8_t*>(outputs[0]);
+    const size_t r = p_.dims.size(), es = p_.es;
+    const int64_t total = NumElements(p_.dims);
+    std::vector<int64_t> idx(r, 0);
+    int64_t oc = 0, ox = 0, ov = 0;
+    for (int64_t i = 0; i < total; ++i) {
+      std::memcpy(y + i * es, c[oc] ? x + ox * es : v + ov * es, es);
+      for (size_t k = r; k-- > 0;) {  // next output index; offsets follow
+        oc += p_.sc[k];
+        ox += p_.sx[k];
+        ov += p_.sy[k];
+        if (++idx[k] < p_.dims[k]) break;
+        oc -= p_.sc[k] * p_.dims[k];
+        ox -= p_.sx[k] * p_.dims[k];
+        ov -= p_.sy[k] * p_.dims[k];
+        idx[k] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  WherePlan p_;
+};
+
 // ---- Cast ---------------------------------------------------------------------------------
 
 class CastKernel : public ShapedKernel {
@@ -389,6 +488,44 @@ CpuEntry ClipEntry() {
     std::optional<ClipPlan> p = ResolveClip(spec);
     if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.clip does not run it"));
     return std::unique_ptr<ShapedKernel>(new ClipKernel(*p, spec.threads));
+  };
+  return e;
+}
+
+CpuEntry IsNaNEntry() {
+  CpuEntry e;
+  e.id = "cpu.isnan";
+  e.ops = {"IsNaN"};
+  e.params = {};
+  e.description = "IsNaN of float storage into bool bytes";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<int64_t> n = ResolveIsNaN(spec);
+    if (!n) return std::nullopt;
+    return absl::StrCat("own isnan: ", *n, " elements");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+    std::optional<int64_t> n = ResolveIsNaN(spec);
+    if (!n) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.isnan does not run it"));
+    return std::unique_ptr<ShapedKernel>(new IsNaNKernel(spec.inputs[0].dtype, *n));
+  };
+  return e;
+}
+
+CpuEntry WhereEntry() {
+  CpuEntry e;
+  e.id = "cpu.where";
+  e.ops = {"Where"};
+  e.params = {};
+  e.description = "Where with NumPy broadcasting of condition and both operands, any element type";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::optional<WherePlan> p = ResolveWhere(spec);
+    if (!p) return std::nullopt;
+    return absl::StrCat("own where: ", NumElements(p->dims), " elements of ", p->es, " bytes");
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+    std::optional<WherePlan> p = ResolveWhere(spec);
+    if (!p) return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': cpu.where does not run it"));
+    return std::unique_ptr<ShapedKernel>(new WhereKernel(std::move(*p)));
   };
   return e;
 }

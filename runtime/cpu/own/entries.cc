@@ -91,7 +91,7 @@ std::vector<CpuEntry> OwnKernelEntries() {
           own::PoolEntry(),      own::ReduceMeanEntry(), own::ElementwiseEntry(), own::ConcatEntry(),
           own::SoftmaxEntry(),   own::CastEntry(),       own::GatherEntry(), own::ExpandEntry(),
           own::ShapeEntry(),     own::CopyEntry(),         own::PadEntry(),
-          own::ClipEntry()};
+          own::ClipEntry(),      own::IsNaNEntry(),      own::WhereEntry()};
 }
 
 }  // namespace gcomp::cpu

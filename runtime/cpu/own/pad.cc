@@ -1,9 +1,10 @@
 // cpu.pad: ONNX Pad in its canonical form (attributes mode, pads, value, axes; the pads known at
 // compile time) for any rank and element type: constant (negative pads crop), reflect, edge and
-// wrap. Each output row (all axes but the last) maps to one input row per axis, or to the constant;
+// wrap (non-negative pads). Each output row (all axes but the last) maps to one input row per axis, or to the constant;
 // inside a row the uncovered prefix and suffix are filled and the covered middle is one memcpy
 // (constant mode) or an index per element (the others).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -82,10 +83,16 @@ std::optional<PadPlan> ResolvePad(const KernelSpec& spec) {
     end[ax] = given[j + axes.size()];
   }
   for (int64_t i = 0; i < r; ++i) {
-    if (y.dims[i] != x.dims[i] + begin[i] + end[i] || y.dims[i] < 0) return std::nullopt;
-    // Reflect, edge and wrap read the input along a padded axis: it must not be empty (and reflect
-    // cannot mirror further than the axis itself reaches, as the reference requires).
-    if (p.mode != Mode::kConstant && (begin[i] != 0 || end[i] != 0) && x.dims[i] == 0) return std::nullopt;
+    int64_t want = 0;
+    if (__builtin_add_overflow(x.dims[i], begin[i], &want) || __builtin_add_overflow(want, end[i], &want) ||
+        y.dims[i] != want || want < 0) {
+      return std::nullopt;
+    }
+    // Reflect, edge and wrap read the input along a padded axis: it must not be empty. A negative
+    // pad there (crop one side, pad the other) is not this kernel's: ONNX Runtime crops first.
+    if (p.mode != Mode::kConstant && (begin[i] != 0 || end[i] != 0) && (x.dims[i] == 0 || begin[i] < 0 || end[i] < 0)) {
+      return std::nullopt;
+    }
   }
   p.es = DTypeSize(x.dtype);
   p.in = x.dims;
@@ -96,6 +103,7 @@ std::optional<PadPlan> ResolvePad(const KernelSpec& spec) {
   if (IsStorageFloat(x.dtype)) {
     FromF32(x.dtype, &v, p.value.data(), 1);
   } else if (x.dtype == DType::kI64 || x.dtype == DType::kI32) {
+    if (!(std::fabs(v) < 9.0e15f)) return std::nullopt;  // NaN, inf or beyond exact integers
     const int64_t iv = static_cast<int64_t>(v);
     std::memcpy(p.value.data(), &iv, p.es);  // little endian: the low bytes
   } else if (v != 0.0f) {
