@@ -92,7 +92,7 @@ const char* AttrTypeLabel(AttrType t) {
 
 absl::Status CheckAttributes(const Attributes& attrs, const std::vector<AttrSpec>& specs, bool allow_unknown) {
   for (const auto& [name, value] : attrs.all()) {
-    auto it = std::find_if(specs.begin(), specs.end(), [&](const AttrSpec& s) { return s.name == name; });
+    auto it = std::find_if(specs.begin(), specs.end(), [&key = name](const AttrSpec& s) { return s.name == key; });
     if (it == specs.end()) {
       if (allow_unknown) continue;  // ONNX runtimes ignore unknown attributes of ops
       return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' is not one this takes"));

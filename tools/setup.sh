@@ -2,7 +2,7 @@
 # Installs what building and testing gcomp needs on a fresh Debian 12 machine:
 # the Debian packages (compiler toolchain, protobuf, abseil, ONNX protobuf classes, GoogleTest,
 # oneDNN and OpenBLAS for the CPU kernels, xxHash for plan section hashes, torch/torchvision for
-# exports) and a Python virtual environment (.venv, system site packages
+# exports, clang-14 with its libFuzzer runtime for tools/fuzz.sh) and a Python virtual environment (.venv, system site packages
 # for Debian's torch) with the pinned PyPI tooling of tools/requirements.txt and, without their
 # dependencies, the CUDA header and tool wheels of tools/requirements-nodeps.txt.
 set -euo pipefail
@@ -10,6 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(build-essential cmake ninja-build pkg-config libprotobuf-dev protobuf-compiler libabsl-dev
       libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libdnnl-dev libopenblas-dev libxxhash-dev python3 python3-venv python3-pip python3-torch
+      clang-14 libclang-rt-14-dev
       python3-torchvision)
 missing=()
 for p in "${pkgs[@]}"; do
