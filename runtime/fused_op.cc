@@ -1,6 +1,7 @@
 #include "runtime/fused_op.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/op_geometry.h"
 
 namespace gcomp::runtime {
 namespace {
@@ -66,25 +67,14 @@ std::optional<ConvParams> ParseConv(const KernelSpec& spec, std::string* why_not
   if (x.dims.size() == 3 && w.dims.size() == 3 && y.dims.size() == 3 && a.GetString("layout", "NCHW") == "NCHW") {
     // A 1-D convolution ([N, C, W]) is a 2-D one over [N, C, 1, W] with [M, C/g, 1, k] weights:
     // the same memory, a unit H axis with kernel 1, stride 1, no padding.
-    KernelSpec as_2d = spec;
-    Attributes a2 = a;
-    auto widen = [&](const char* name, std::vector<int64_t> fallback, int64_t unit, bool pads) {
-      std::vector<int64_t> v = a2.GetInts(name, fallback);
-      if (v.size() != (pads ? 2u : 1u)) return false;
-      a2.Set(name, pads ? std::vector<int64_t>{unit, v[0], unit, v[1]} : std::vector<int64_t>{unit, v[0]});
-      return true;
-    };
-    if (!widen("kernel_shape", {w.dims[2]}, 1, false) || !widen("strides", {1}, 1, false) ||
-        !widen("dilations", {1}, 1, false) || !widen("pads", {0, 0}, 0, true)) {
+    std::optional<Attributes> a2 = WidenWindowAttrsTo2d(a, w.dims[2]);
+    if (!a2) {
       *why_not = "unexpected 1-D strides/dilations/pads/kernel_shape";
       return std::nullopt;
     }
-    as_2d.params = &a2;
-    for (std::vector<Operand>* ops : {&as_2d.inputs, &as_2d.outputs}) {
-      for (Operand& o : *ops) {
-        if (o.present && o.dims.size() == 3) o.dims.insert(o.dims.begin() + 2, 1);
-      }
-    }
+    KernelSpec as_2d = spec;
+    as_2d.params = &*a2;
+    InsertUnitHeight(&as_2d);
     return ParseConv(as_2d, why_not);
   }
   if (x.dims.size() != 4 || w.dims.size() != 4 || y.dims.size() != 4) {

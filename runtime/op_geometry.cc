@@ -57,6 +57,31 @@ std::optional<std::vector<int64_t>> ConstantInts(const Operand& op) {
 }
 
 
+std::optional<Attributes> WidenWindowAttrsTo2d(const Attributes& attrs, int64_t kernel) {
+  Attributes a = attrs;
+  auto widen = [&](const char* name, std::vector<int64_t> fallback, int64_t unit, bool pads) {
+    std::vector<int64_t> v = a.GetInts(name, fallback);
+    if (v.size() != (pads ? 2u : 1u)) return false;
+    a.Set(name, pads ? std::vector<int64_t>{unit, v[0], unit, v[1]} : std::vector<int64_t>{unit, v[0]});
+    return true;
+  };
+  std::vector<int64_t> no_kernel;
+  if (kernel >= 0) no_kernel = {kernel};
+  if (!widen("kernel_shape", no_kernel, 1, false) || !widen("strides", {1}, 1, false) ||
+      !widen("dilations", {1}, 1, false) || !widen("pads", {0, 0}, 0, true)) {
+    return std::nullopt;
+  }
+  return a;
+}
+
+void InsertUnitHeight(KernelSpec* spec) {
+  for (std::vector<Operand>* ops : {&spec->inputs, &spec->outputs}) {
+    for (Operand& o : *ops) {
+      if (o.present && o.dims.size() == 3) o.dims.insert(o.dims.begin() + 2, 1);
+    }
+  }
+}
+
 std::optional<PoolGeometry> ResolvePool(const KernelSpec& spec) {
   if (!spec.params) return std::nullopt;
   if (spec.inputs.size() != 1 || spec.outputs.empty() || !spec.outputs[0].present) return std::nullopt;
@@ -74,21 +99,11 @@ std::optional<PoolGeometry> ResolvePool(const KernelSpec& spec) {
     return std::nullopt;
   }
   if (one_d) {
+    std::optional<Attributes> a2 = WidenWindowAttrsTo2d(*spec.params, -1);
+    if (!a2) return std::nullopt;
     KernelSpec as_2d = spec;
-    Attributes a2 = *spec.params;
-    auto widen = [&](const char* name, std::vector<int64_t> fallback, int64_t unit, bool pads) {
-      std::vector<int64_t> v = a2.GetInts(name, fallback);
-      if (v.size() != (pads ? 2u : 1u)) return false;
-      a2.Set(name, pads ? std::vector<int64_t>{unit, v[0], unit, v[1]} : std::vector<int64_t>{unit, v[0]});
-      return true;
-    };
-    if (!a2.Has("kernel_shape") || !widen("kernel_shape", {}, 1, false) || !widen("strides", {1}, 1, false) ||
-        !widen("dilations", {1}, 1, false) || !widen("pads", {0, 0}, 0, true)) {
-      return std::nullopt;
-    }
-    as_2d.params = &a2;
-    as_2d.inputs[0].dims = {x.dims[0], x.dims[1], 1, x.dims[2]};
-    as_2d.outputs[0].dims = {y.dims[0], y.dims[1], 1, y.dims[2]};
+    as_2d.params = &*a2;
+    InsertUnitHeight(&as_2d);
     return ResolvePool(as_2d);
   }
   const Attributes& a = *spec.params;

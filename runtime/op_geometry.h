@@ -23,6 +23,14 @@ bool PresentAndNotInPlace(const KernelSpec& spec);
 // The int64 values of a constant integer operand (i64 or i32, plain layout); nullopt otherwise.
 std::optional<std::vector<int64_t>> ConstantInts(const Operand& op);
 
+// A 1-D window op (pooling or convolution over [N, C, W]) as the 2-D one over [N, C, 1, W], the
+// same memory: `attrs` with kernel_shape, strides, dilations and pads widened by a unit H axis
+// (kernel 1, stride 1, dilation 1, no padding; `kernel` stands in for an absent kernel_shape,
+// -1: it is required), nullopt when one has the wrong length; and every rank-3 operand of `spec`
+// given that axis.
+std::optional<Attributes> WidenWindowAttrsTo2d(const Attributes& attrs, int64_t kernel);
+void InsertUnitHeight(KernelSpec* spec);
+
 // 2-D max/average pooling: gcomp Pool (NHWC or NCHW), ONNX MaxPool without Indices, AveragePool,
 // GlobalAveragePool.
 struct PoolGeometry {

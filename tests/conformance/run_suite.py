@@ -334,6 +334,17 @@ def write_lists(suite: str, unlisted: list[TestCase], results: dict[str, Result]
     print(f"--write-lists: {len(new_claimed)} added to claimed.txt, {len(new_excluded)} to excluded.txt")
 
 
+def verdict(problems: list[str], ok: str) -> int:
+    """Prints the problems (exit status 1) or the OK line (0)."""
+    if problems:
+        print(f"\nFAILED: {len(problems)} problem(s):")
+        for p in problems:
+            print("  " + p.replace("\n", "\n    "))
+        return 1
+    print(f"\nOK: {ok}")
+    return 0
+
+
 # ---- --target cpu -------------------------------------------------------------------------------
 
 
@@ -384,13 +395,7 @@ def run_cpu(args, suite: str, cases: dict[str, TestCase], claimed: dict[str, Ent
         print("\ncpu-excluded tests that now pass (remove them from cpu_excluded.txt):")
         for n in now_pass:
             print(f"  {suite}/{n}")
-    if problems:
-        print(f"\nFAILED: {len(problems)} problem(s):")
-        for p in problems:
-            print("  " + p.replace("\n", "\n    "))
-        return 1
-    print("\nOK: every claimed test passes on --target cpu or is cpu-excluded with its reason")
-    return 0
+    return verdict(problems, "every claimed test passes on --target cpu or is cpu-excluded with its reason")
 
 
 # ---- main -------------------------------------------------------------------------------------
@@ -490,13 +495,7 @@ def main() -> int:
         print("\nexcluded tests that now pass (move them to claimed.txt):")
         for n in now_pass:
             print(f"  {suite}/{n}  [{excluded[n].category}]")
-    if problems:
-        print(f"\nFAILED: {len(problems)} problem(s):")
-        for p in problems:
-            print("  " + p.replace("\n", "\n    "))
-        return 1
-    print("\nOK: every claimed test passes and every test of a claimed op is listed once")
-    return 0
+    return verdict(problems, "every claimed test passes and every test of a claimed op is listed once")
 
 
 if __name__ == "__main__":

@@ -158,29 +158,7 @@ def apply_recipe(model: nn.Module, e: mm.DynamoExport, notes: dict):
     torch.manual_seed(mm.seed_of(spec_key, "weights"))
     gelu_in = feeds_gelu(model)
     heads = {id(h) for h in classifier_heads(model)}
-    for name, m in model.named_modules():
-        if isinstance(m, nn.Conv2d):
-            fan_in = m.in_channels * m.kernel_size[0] * m.kernel_size[1] // m.groups
-            gain = 2.0 if e.family == "resnet" else 1.0
-            m.weight.normal_(0.0, math.sqrt(gain / fan_in))
-            if m.bias is not None:
-                m.bias.normal_(0.0, 0.02)
-        elif isinstance(m, nn.BatchNorm2d):
-            m.weight.uniform_(0.8, 1.2)
-            m.bias.normal_(0.0, 0.1)
-            m.reset_running_stats()
-            m.momentum = None  # cumulative average: one batch -> exactly its statistics
-        elif isinstance(m, nn.LayerNorm):
-            m.weight.uniform_(0.8, 1.2)
-            m.bias.normal_(0.0, 0.05)
-        elif isinstance(m, nn.MultiheadAttention):
-            m.in_proj_weight.normal_(0.0, math.sqrt(1.0 / m.embed_dim))
-            m.in_proj_bias.normal_(0.0, 0.02)
-        elif isinstance(m, nn.Linear) and id(m) not in heads:
-            gain = 2.0 if id(m) in gelu_in else 1.0
-            m.weight.normal_(0.0, math.sqrt(gain / m.in_features))
-            if m.bias is not None:
-                m.bias.normal_(0.0, 0.02)
+    mm.reinit_modules(model, e.family, gelu_in, skip=frozenset(heads))
     # Tokens and position embeddings: N(0, 0.02^2), whatever the library calls them.
     for name, p in model.named_parameters():
         leaf = name.rsplit(".", 1)[-1]

@@ -695,28 +695,7 @@ def build_torchvision(spec: Spec) -> tuple[onnx.ModelProto, dict]:
             kids = list(module.children())
             before_gelu.update(id(a) for a, b in zip(kids, kids[1:])
                                if isinstance(a, nn.Linear) and isinstance(b, nn.GELU))
-        for m in model.modules():
-            if isinstance(m, nn.Conv2d):
-                fan_in = m.in_channels * m.kernel_size[0] * m.kernel_size[1] // m.groups
-                gain = 2.0 if spec.family == "resnet" else 1.0
-                m.weight.normal_(0.0, math.sqrt(gain / fan_in))
-                if m.bias is not None:
-                    m.bias.normal_(0.0, 0.02)
-            elif isinstance(m, nn.BatchNorm2d):
-                m.weight.uniform_(0.8, 1.2)
-                m.bias.normal_(0.0, 0.1)
-                m.reset_running_stats()
-                m.momentum = None  # cumulative average: one batch -> exactly its statistics
-            elif isinstance(m, nn.LayerNorm):
-                m.weight.uniform_(0.8, 1.2)
-                m.bias.normal_(0.0, 0.05)
-            elif isinstance(m, nn.MultiheadAttention):
-                m.in_proj_weight.normal_(0.0, math.sqrt(1.0 / m.embed_dim))
-                m.in_proj_bias.normal_(0.0, 0.02)
-            elif isinstance(m, nn.Linear):
-                gain = 2.0 if id(m) in before_gelu else 1.0
-                m.weight.normal_(0.0, math.sqrt(gain / m.in_features))
-                m.bias.normal_(0.0, 0.02)
+        reinit_modules(model, spec.family, before_gelu)
         if spec.family == "vit":
             model.class_token.normal_(0.0, 0.02)
             model.encoder.pos_embedding.normal_(0.0, 0.02)
@@ -743,6 +722,38 @@ def build_torchvision(spec: Spec) -> tuple[onnx.ModelProto, dict]:
     notes = {"torch": torch.__version__, "torchvision": torchvision.__version__}
     centre_exported_classifier(exported, spec, notes)
     return exported, notes
+
+
+def reinit_modules(model, family: str, gelu_in: set, skip: frozenset = frozenset()):
+    """Re-draws the weights of `model`'s Conv2d, BatchNorm2d, LayerNorm, MultiheadAttention and
+    Linear modules by the weight recipe (module order; under torch.no_grad, seeded by the caller).
+    `gelu_in`: ids of Linear layers feeding a GELU (He gain 2); `skip`: ids of modules left alone."""
+    from torch import nn
+    for m in model.modules():
+        if id(m) in skip:
+            continue
+        if isinstance(m, nn.Conv2d):
+            fan_in = m.in_channels * m.kernel_size[0] * m.kernel_size[1] // m.groups
+            gain = 2.0 if family == "resnet" else 1.0
+            m.weight.normal_(0.0, math.sqrt(gain / fan_in))
+            if m.bias is not None:
+                m.bias.normal_(0.0, 0.02)
+        elif isinstance(m, nn.BatchNorm2d):
+            m.weight.uniform_(0.8, 1.2)
+            m.bias.normal_(0.0, 0.1)
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average: one batch -> exactly its statistics
+        elif isinstance(m, nn.LayerNorm):
+            m.weight.uniform_(0.8, 1.2)
+            m.bias.normal_(0.0, 0.05)
+        elif isinstance(m, nn.MultiheadAttention):
+            m.in_proj_weight.normal_(0.0, math.sqrt(1.0 / m.embed_dim))
+            m.in_proj_bias.normal_(0.0, 0.02)
+        elif isinstance(m, nn.Linear):
+            gain = 2.0 if id(m) in gelu_in else 1.0
+            m.weight.normal_(0.0, math.sqrt(gain / m.in_features))
+            if m.bias is not None:
+                m.bias.normal_(0.0, 0.02)
 
 
 def centre_exported_classifier(model: onnx.ModelProto, spec: Spec, notes: dict):

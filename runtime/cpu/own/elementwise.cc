@@ -37,6 +37,23 @@ std::optional<Op> OpOf(const std::string& name) {
 
 bool IsUnary(Op op) { return op >= Op::kRelu; }
 
+// Element strides of an input with `dims`, read at each index of `out` under NumPy broadcasting
+// (right-aligned; 0 along a broadcast axis); false when `dims` does not broadcast to `out`.
+bool BroadcastStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out, std::vector<int64_t>* s) {
+  const size_t r = out.size();
+  if (dims.size() > r) return false;
+  s->assign(r, 0);
+  const size_t off = r - dims.size();
+  int64_t stride = 1;
+  for (size_t i = r; i-- > off;) {
+    const int64_t d = dims[i - off];
+    if (d != out[i] && d != 1) return false;
+    (*s)[i] = d == 1 ? 0 : stride;
+    stride *= d;
+  }
+  return true;
+}
+
 struct ElementwisePlan {
   Op op = Op::kAdd;
   DType a_type = DType::kF32, b_type = DType::kF32, y_type = DType::kF32;
@@ -68,20 +85,9 @@ std::optional<ElementwisePlan> ResolveElementwise(const KernelSpec& spec) {
     if (i >= 0 && (static_cast<size_t>(i) >= spec.inputs.size() || spec.inputs[i].dims != y.dims)) return std::nullopt;
   }
   const size_t r = y.dims.size();
-  std::vector<int64_t> sa(r, 0), sb(r, 0);
-  auto strides = [&](const Operand& in, std::vector<int64_t>& s) -> bool {
-    const size_t off = r - in.dims.size();
-    int64_t stride = 1;
-    for (size_t i = r; i-- > off;) {
-      const int64_t d = in.dims[i - off];
-      if (d != y.dims[i] && d != 1) return false;
-      s[i] = d == 1 ? 0 : stride;
-      stride *= d;
-    }
-    return true;
-  };
-  if (!strides(spec.inputs[0], sa)) return std::nullopt;
-  if (n_in == 2 && !strides(spec.inputs[1], sb)) return std::nullopt;
+  std::vector<int64_t> sa, sb;
+  if (!BroadcastStrides(spec.inputs[0].dims, y.dims, &sa)) return std::nullopt;
+  if (n_in == 2 && !BroadcastStrides(spec.inputs[1].dims, y.dims, &sb)) return std::nullopt;
   if (n_in == 1) sb = sa;
   p.total = NumElements(y.dims);
   // Collapse from the innermost axis, skipping unit axes.
@@ -351,21 +357,10 @@ std::optional<WherePlan> ResolveWhere(const KernelSpec& spec) {
   WherePlan p;
   p.es = DTypeSize(y.dtype);
   p.dims = y.dims;
-  const size_t r = y.dims.size();
-  auto strides = [&](const Operand& in, std::vector<int64_t>& s) {
-    if (in.dims.size() > r) return false;
-    s.assign(r, 0);
-    const size_t off = r - in.dims.size();
-    int64_t stride = 1;
-    for (size_t i = r; i-- > off;) {
-      const int64_t d = in.dims[i - off];
-      if (d != y.dims[i] && d != 1) return false;
-      s[i] = d == 1 ? 0 : stride;
-      stride *= d;
-    }
-    return true;
-  };
-  if (!strides(c, p.sc) || !strides(x, p.sx) || !strides(v, p.sy)) return std::nullopt;
+  if (!BroadcastStrides(c.dims, y.dims, &p.sc) || !BroadcastStrides(x.dims, y.dims, &p.sx) ||
+      !BroadcastStrides(v.dims, y.dims, &p.sy)) {
+    return std::nullopt;
+  }
   return p;
 }
 
