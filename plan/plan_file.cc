@@ -142,6 +142,52 @@ planfile::PlanProgram ProgramToProto(const Plan& plan) {
   return program;
 }
 
+struct SectionBytes {
+  std::string name;
+  const char* data;
+  int64_t size;
+};
+
+// The file up to the start of the last section (preamble, `header` with its sections set from
+// `parts`, the header hash, every section but the last, the padding before the last): the last
+// section's bytes follow at the returned string's end.
+absl::StatusOr<std::string> ContainerPrefix(planfile::PlanHeader header, const std::vector<SectionBytes>& parts) {
+  header.clear_sections();
+  for (const SectionBytes& part : parts) {
+    planfile::PlanSection* section = header.add_sections();
+    section->set_name(part.name);
+    section->set_offset(kPlanAlignment);  // placeholder of the same (fixed) width
+    section->set_size(part.size);
+    section->set_xxh64(XXH64(part.size > 0 ? part.data : nullptr, part.size, 0));
+  }
+  std::string header_bytes;
+  { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
+  const int64_t header_size = static_cast<int64_t>(header_bytes.size());
+  std::vector<int64_t> offsets;
+  int64_t next = AlignUp(kPreambleBytes + header_size + kHeaderHashBytes);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    offsets.push_back(next);
+    header.mutable_sections(static_cast<int>(i))->set_offset(next);
+    next = AlignUp(next + parts[i].size);
+  }
+  { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
+  if (static_cast<int64_t>(header_bytes.size()) != header_size) {
+    return absl::InternalError("plan header changed length when the section offsets were set");
+  }
+
+  std::string out(kMagic, kMagicBytes);
+  const uint32_t h = static_cast<uint32_t>(header_size);
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
+  out += header_bytes;
+  const uint64_t header_hash = XXH64(header_bytes.data(), header_bytes.size(), 0);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((header_hash >> (8 * i)) & 0xff));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out.resize(offsets[i], '\0');
+    if (i + 1 < parts.size()) out.append(parts[i].data, static_cast<size_t>(parts[i].size));
+  }
+  return out;
+}
+
 // Everything of the file before the weight bytes (preamble, header, program, padding); the weights
 // follow at the returned prefix's end.
 absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
@@ -196,52 +242,11 @@ absl::StatusOr<std::string> SerializePrefix(const Plan& plan) {
   header.set_max_batch(plan.max_batch);
   // The sections in file order; the weights come last: WritePlanFile writes them from the plan
   // after the serialized prefix.
-  std::vector<std::pair<const char*, const std::string*>> parts = {{kProgramSection, &program},
-                                                                   {kKernelsSection, &kernels}};
-  if (!tuning.empty()) parts.push_back({kTuningSection, &tuning});
-  for (const auto& [name, bytes] : parts) {
-    planfile::PlanSection* section = header.add_sections();
-    section->set_name(name);
-    section->set_offset(kPlanAlignment);  // placeholder of the same (fixed) width
-    section->set_size(bytes->size());
-    section->set_xxh64(XXH64(bytes->data(), bytes->size(), 0));
-  }
-  {
-    planfile::PlanSection* section = header.add_sections();
-    section->set_name(kWeightsSection);
-    section->set_offset(kPlanAlignment);
-    section->set_size(plan.weights_bytes);
-    section->set_xxh64(plan.weights_bytes > 0 ? XXH64(plan.weights, plan.weights_bytes, 0) : XXH64(nullptr, 0, 0));
-  }
-  std::string header_bytes;
-  { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
-  const int64_t header_size = static_cast<int64_t>(header_bytes.size());
-  std::vector<int64_t> offsets;
-  int64_t next = AlignUp(kPreambleBytes + header_size + kHeaderHashBytes);
-  for (size_t i = 0; i < parts.size(); ++i) {
-    offsets.push_back(next);
-    header.mutable_sections(static_cast<int>(i))->set_offset(next);
-    next = AlignUp(next + static_cast<int64_t>(parts[i].second->size()));
-  }
-  header.mutable_sections(static_cast<int>(parts.size()))->set_offset(next);  // the weights
-  const int64_t weights_offset = next;
-  { ASSIGN_OR_RETURN(header_bytes, SerializeDeterministic(header, "header")); }
-  if (static_cast<int64_t>(header_bytes.size()) != header_size) {
-    return absl::InternalError("plan header changed length when the section offsets were set");
-  }
-
-  std::string out(kMagic, kMagicBytes);
-  const uint32_t h = static_cast<uint32_t>(header_size);
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
-  out += header_bytes;
-  const uint64_t header_hash = XXH64(header_bytes.data(), header_bytes.size(), 0);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((header_hash >> (8 * i)) & 0xff));
-  for (size_t i = 0; i < parts.size(); ++i) {
-    out.resize(offsets[i], '\0');
-    out += *parts[i].second;
-  }
-  out.resize(weights_offset, '\0');
-  return out;
+  std::vector<SectionBytes> parts = {{kProgramSection, program.data(), static_cast<int64_t>(program.size())},
+                                     {kKernelsSection, kernels.data(), static_cast<int64_t>(kernels.size())}};
+  if (!tuning.empty()) parts.push_back({kTuningSection, tuning.data(), static_cast<int64_t>(tuning.size())});
+  parts.push_back({kWeightsSection, reinterpret_cast<const char*>(plan.weights), plan.weights_bytes});
+  return ContainerPrefix(std::move(header), parts);
 }
 
 // ---- protobuf -> Plan ----
@@ -710,6 +715,36 @@ absl::StatusOr<std::string> SerializePlan(const Plan& plan) {
   if (plan.weights_bytes > 0) {
     out.append(reinterpret_cast<const char*>(plan.weights), static_cast<size_t>(plan.weights_bytes));
   }
+  return out;
+}
+
+absl::Status SplitPlanFile(const std::string& bytes, planfile::PlanHeader* header, PlanSections* sections) {
+  const auto size = static_cast<int64_t>(bytes.size());
+  if (size < kPreambleBytes || std::memcmp(bytes.data(), kMagic, kMagicBytes) != 0) {
+    return absl::InvalidArgumentError("not a gcomp plan (bad magic or truncated preamble)");
+  }
+  uint32_t header_size = 0;
+  for (int i = 0; i < 4; ++i) header_size |= uint32_t{static_cast<uint8_t>(bytes[kMagicBytes + i])} << (8 * i);
+  if (kPreambleBytes + int64_t{header_size} + kHeaderHashBytes > size ||
+      !header->ParseFromArray(bytes.data() + kPreambleBytes, static_cast<int>(header_size))) {
+    return absl::InvalidArgumentError("corrupt plan header (cannot parse it)");
+  }
+  sections->clear();
+  for (const planfile::PlanSection& s : header->sections()) {
+    if (s.offset() > static_cast<uint64_t>(size) || s.size() > static_cast<uint64_t>(size) - s.offset()) {
+      return absl::InvalidArgumentError(absl::StrCat("section ", Quoted(s.name()), " is outside the file"));
+    }
+    sections->emplace_back(s.name(), bytes.substr(s.offset(), s.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> AssemblePlanFile(const planfile::PlanHeader& header, const PlanSections& sections) {
+  std::vector<SectionBytes> parts;
+  for (const auto& [name, bytes] : sections) parts.push_back({name, bytes.data(), static_cast<int64_t>(bytes.size())});
+  std::string out;
+  { ASSIGN_OR_RETURN(out, ContainerPrefix(header, parts)); }
+  if (!sections.empty()) out += sections.back().second;
   return out;
 }
 

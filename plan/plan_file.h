@@ -11,9 +11,15 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "plan/plan.h"
+
+namespace gcomp::planfile {
+class PlanHeader;  // plan/plan.pb.h
+}  // namespace gcomp::planfile
 
 namespace gcomp::plan {
 
@@ -32,6 +38,15 @@ absl::StatusOr<std::shared_ptr<const Plan>> ReadPlanBytes(const void* data, size
 // dims, dtypes, alias chains, offsets within the weights and arenas, inputs/outputs); errors are
 // InvalidArgument "invalid plan: ...". Codegen may call it before writing.
 absl::Status ValidatePlan(const Plan& plan);
+
+// The container alone, for tools that rewrite a plan's sections on purpose (the plan fuzzer's
+// mutator, plan-damage tests): SplitPlanFile reads the header's fields and every section's name
+// and bytes in file order, checking only the framing (no hash, no program); AssemblePlanFile
+// writes `header`'s fields and `sections` in that order at aligned offsets, with sizes and hashes
+// computed as SerializePlan computes them (so an unchanged split assembles to the same bytes).
+using PlanSections = std::vector<std::pair<std::string, std::string>>;
+absl::Status SplitPlanFile(const std::string& bytes, planfile::PlanHeader* header, PlanSections* sections);
+absl::StatusOr<std::string> AssemblePlanFile(const planfile::PlanHeader& header, const PlanSections& sections);
 
 // Whether `bytes` start with the plan magic (the CLI uses it to tell a plan from an ONNX model).
 bool LooksLikePlan(const std::string& path);

@@ -15,6 +15,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "plan/plan.pb.h"
 #include "tests/plan/plan_file_test_util.h"
 
 namespace gcomp::plan {
@@ -319,6 +320,35 @@ TEST_F(PlanFileTest, NoSingleByteCorruptionCrashes) {
       }
     }
   }
+}
+
+TEST_F(PlanFileTest, SplitAndAssembleRewriteSectionsPastTheHashes) {
+  absl::StatusOr<std::string> bytes = SerializePlan(MakeTestPlan());
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  planfile::PlanHeader header;
+  PlanSections sections;
+  ASSERT_TRUE(SplitPlanFile(*bytes, &header, &sections).ok());
+  ASSERT_GE(sections.size(), 3u);
+  EXPECT_EQ(sections.front().first, "program");
+  EXPECT_EQ(sections.back().first, "weights");
+  absl::StatusOr<std::string> same = AssemblePlanFile(header, sections);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, *bytes);
+
+  // A program rewritten with fresh hashes gets past the container to the program's validation.
+  planfile::PlanProgram program;
+  ASSERT_TRUE(program.ParseFromString(sections.front().second));
+  program.mutable_buffers(0)->set_alias_of(1 << 20);
+  program.mutable_buffers(0)->set_kind(static_cast<uint32_t>(BufferKind::kAlias));
+  sections.front().second = program.SerializeAsString();
+  absl::StatusOr<std::string> damaged = AssemblePlanFile(header, sections);
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  absl::StatusOr<std::shared_ptr<const Plan>> loaded = ReadPlanBytes(damaged->data(), damaged->size(), "damaged");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(std::string(loaded.status().message()), StartsWith("damaged: invalid plan: "));
+
+  EXPECT_FALSE(SplitPlanFile("GCPLAN", &header, &sections).ok());
+  EXPECT_FALSE(SplitPlanFile(bytes->substr(0, bytes->size() - 1), &header, &sections).ok());
 }
 
 TEST_F(PlanFileTest, NewerFormatVersionIsRefused) {
