@@ -1,6 +1,7 @@
 #include "codegen/codegen.h"
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "codegen/device_compiler.h"
 #include "codegen/memory_planner.h"
+#include "core/limits.h"
 #include "plan/plan_file.h"
 #include "core/status_macros.h"
 #include "runtime/backend_kernels.h"
@@ -61,6 +63,7 @@ class Generator {
     }
     RETURN_IF_ERROR(BindOutputs());
     RETURN_IF_ERROR(PlanArenas());
+    RETURN_IF_ERROR(CheckLimitsAtMaxBatch());
     if (!device_sources_.empty()) {
       std::vector<runtime::DeviceSource> sources;
       for (const auto& [name, source] : device_sources_) sources.push_back({name, source});
@@ -360,6 +363,46 @@ class Generator {
       if (p.output == 0) inputs.push_back(static_cast<size_t>(p.input));
     }
     return inputs;
+  }
+
+  // Shape inference checked every concrete dim against the limits (core/limits.h); dims that grow
+  // with the batch are checked here at the plan's max batch, with the largest batch that fits.
+  absl::Status CheckLimitsAtMaxBatch() const {
+    const int64_t max_batch = plan_->max_batch;
+    auto over = [&](const std::string& what, int64_t per_batch, int64_t fixed, int64_t limit) {
+      std::string fix;
+      if (max_batch > 1 && per_batch > 0 && limit > fixed) {
+        fix = absl::StrCat(": compile with --batch ", std::max<int64_t>(1, (limit - fixed) / per_batch), " or less");
+      }
+      return Error(nullptr, absl::StrCat(what, " at batch ", max_batch, " (the plan's maximum), over the limit of ",
+                                         limit, fix));
+    };
+    for (const Buffer& b : plan_->buffers) {
+      if (b.kind == BufferKind::kConstant || b.kind == BufferKind::kAlias) continue;
+      // Bytes as per_batch * batch + fixed: a product of linear dims is linear only when at most
+      // one dim grows, so the bound at max_batch is computed directly and the fix from batch 1.
+      int64_t at_max = static_cast<int64_t>(DTypeSize(b.dtype)), at_one = at_max;
+      for (size_t d = 0; d < b.dims.size(); ++d) {
+        const int64_t dim = b.dims[d].At(max_batch);
+        if (dim > kMaxDim) {
+          return over(absl::StrCat("value '", b.name, "' dim ", d, " is ", dim), b.dims[d].per_batch, b.dims[d].fixed,
+                      kMaxDim);
+        }
+        if (__builtin_mul_overflow(at_max, dim, &at_max)) at_max = std::numeric_limits<int64_t>::max();
+        if (__builtin_mul_overflow(at_one, b.dims[d].At(1), &at_one)) at_one = std::numeric_limits<int64_t>::max();
+      }
+      if (at_max > kMaxTensorBytes) {
+        return over(absl::StrCat("value '", b.name, "' has ", at_max, " bytes"), at_one, 0, kMaxTensorBytes);
+      }
+    }
+    int64_t arena = 0;
+    if (__builtin_mul_overflow(plan_->batch_arena_bytes, max_batch, &arena) ||
+        __builtin_add_overflow(arena, plan_->fixed_arena_bytes, &arena) || arena > kMaxArenaBytes) {
+      return over(absl::StrCat("activation memory (", plan_->batch_arena_bytes, " bytes per batch + ",
+                               plan_->fixed_arena_bytes, " fixed)"),
+                  plan_->batch_arena_bytes, plan_->fixed_arena_bytes, kMaxArenaBytes);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status PlanArenas() {

@@ -8,11 +8,9 @@
 
 #include "absl/status/statusor.h"
 #include "core/dtype.h"
+#include "core/limits.h"  // kMaxTensorBytes: larger declared sizes are refused before allocating
 
 namespace gcomp {
-
-// Largest tensor gcomp allocates (bytes); larger declared sizes are refused before allocating.
-inline constexpr int64_t kMaxTensorBytes = int64_t{4} << 30;
 
 class Tensor {
  public:

@@ -15,6 +15,7 @@
 #include "graph/op_def.h"
 #include "graph/shape_inference.h"
 #include "core/status_macros.h"
+#include "core/limits.h"
 #include "onnx/onnx_pb.h"
 
 namespace gcomp::frontend {
@@ -193,6 +194,9 @@ absl::Status Importer::AddInputs() {
                                ", expected a supported type (float, float16, bfloat16, int64, ...)"));
     }
     if (!tt.has_shape()) return Fail(absl::StrCat("graph input '", in.name(), "' has no shape (rank unknown)"));
+    if (absl::Status s = CheckRank(tt.shape().dim_size()); !s.ok()) {
+      return Fail(absl::StrCat("graph input '", in.name(), "' has ", s.message()));
+    }
     Shape shape;
     for (int d = 0; d < tt.shape().dim_size(); ++d) {
       const auto& dim = tt.shape().dim(d);
@@ -200,6 +204,10 @@ absl::Status Importer::AddInputs() {
         if (dim.dim_value() < 0) {
           return Fail(absl::StrCat("graph input '", in.name(), "' has negative dimension ", dim.dim_value(),
                                    " at axis ", d));
+        }
+        if (dim.dim_value() > kMaxDim) {
+          return Fail(absl::StrCat("graph input '", in.name(), "' has dimension ", dim.dim_value(), " at axis ", d,
+                                   ", over the limit of ", kMaxDim));
         }
         shape.emplace_back(dim.dim_value());
       } else {
@@ -614,6 +622,9 @@ absl::StatusOr<std::unique_ptr<Graph>> Importer::Run() {
   g_->name = graph.name();
   RETURN_IF_ERROR(ReadOpsets());
   g_->opset = opset_;
+  if (graph.node_size() > kMaxNodes) {
+    return Fail(absl::StrCat("the graph has ", graph.node_size(), " nodes, over the limit of ", kMaxNodes));
+  }
   // Node names: ONNX allows empty or repeated names; gcomp needs unique ones for messages.
   std::vector<std::string> names;
   std::set<std::string> used;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/dim.h"
 #include "core/status_macros.h"
+#include "core/limits.h"
 #include "onnx/onnx_pb.h"
 
 namespace gcomp::frontend {
@@ -106,6 +107,9 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   for (int64_t d : dims) {
     if (d < 0) return Invalid(p, absl::StrCat("has negative dimension ", d, " in [", absl::StrJoin(dims, ","), "]"));
+  }
+  if (absl::Status s = CheckRankAndDims(dims); !s.ok()) {
+    return Invalid(p, absl::StrCat("dims [", absl::StrJoin(dims, ","), "]: ", s.message()));
   }
   auto numel = CheckedNumElements(dims);
   if (!numel.ok()) return Invalid(p, absl::StrCat("dims [", absl::StrJoin(dims, ","), "]: ", numel.status().message()));

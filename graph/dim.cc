@@ -5,11 +5,25 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/limits.h"
 
 namespace gcomp {
 namespace {
 
 absl::Status Overflow() { return absl::InvalidArgumentError("dimension arithmetic overflows int64"); }
+
+// The shape-expression limits (core/limits.h): a polynomial of at most kMaxDimTerms terms of
+// degree at most kMaxDimDegree, so that chains of Reshape/Concat arithmetic stay small.
+absl::StatusOr<Dim> WithinLimits(Dim d, size_t terms, size_t degree) {
+  if (static_cast<int64_t>(terms) > kMaxDimTerms || static_cast<int64_t>(degree) > kMaxDimDegree) {
+    std::string text = d.ToString();
+    if (text.size() > 120) text = text.substr(0, 120) + "...";
+    return absl::InvalidArgumentError(absl::StrCat("shape expression ", text, " has ", terms, terms == 1 ? " term" : " terms",
+                                                   " and degree ", degree, ", over the limits of ", kMaxDimTerms, " terms and degree ",
+                                                   kMaxDimDegree));
+  }
+  return d;
+}
 
 }  // namespace
 
@@ -24,6 +38,12 @@ Dim Dim::Symbol(const std::string& name) {
 }
 
 bool Dim::IsConst() const { return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty()); }
+
+size_t Dim::Degree() const {
+  size_t degree = 0;
+  for (const auto& [key, coef] : terms_) degree = std::max(degree, key.size());
+  return degree;
+}
 
 int64_t Dim::value() const { return terms_.empty() ? 0 : terms_.begin()->second; }
 
@@ -47,7 +67,8 @@ absl::StatusOr<Dim> Dim::Add(const Dim& a, const Dim& b) {
     if (__builtin_add_overflow(c, coef, &c)) return Overflow();
     if (c == 0) r.terms_.erase(key);
   }
-  return r;
+  const size_t terms = r.terms_.size(), degree = r.Degree();
+  return WithinLimits(std::move(r), terms, degree);
 }
 
 absl::StatusOr<Dim> Dim::Sub(const Dim& a, const Dim& b) {
@@ -73,7 +94,8 @@ absl::StatusOr<Dim> Dim::Mul(const Dim& a, const Dim& b) {
       if (c == 0) r.terms_.erase(key);
     }
   }
-  return r;
+  const size_t terms = r.terms_.size(), degree = r.Degree();
+  return WithinLimits(std::move(r), terms, degree);
 }
 
 std::optional<Dim> Dim::DivExact(const Dim& a, const Dim& b) {

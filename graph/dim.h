@@ -1,5 +1,6 @@
 // Symbolic dimensions: a dim is an integer or a polynomial with integer coefficients over named
-// symbols ("batch", "batch*197", "batch*2+1"). Arithmetic is overflow-checked.
+// symbols ("batch", "batch*197", "batch*2+1"). Arithmetic is overflow-checked and refuses results
+// over the shape-expression limits (core/limits.h: kMaxDimTerms, kMaxDimDegree).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,8 @@ class Dim {
   std::optional<int64_t> ConstValue() const;
   // Single term `c * s1 * s2 ...` (constants included).
   bool IsMonomial() const { return terms_.size() <= 1; }
+  // The most symbols multiplied in one term (0 for a constant).
+  size_t Degree() const;
   // Symbols used, sorted and unique.
   std::vector<std::string> Symbols() const;
 

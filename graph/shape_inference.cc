@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "absl/strings/str_cat.h"
+#include "core/limits.h"
 #include "graph/op_def.h"
 #include "core/status_macros.h"
 
@@ -65,8 +66,8 @@ std::optional<std::vector<std::vector<Dim>>> Evaluate(const Node& node, const st
   return values;
 }
 
-// Refuses an output no tensor could hold (over kMaxTensorBytes, or an element count that
-// overflows int64), so that huge Range/ConstantOfShape/Expand requests fail here, not when run.
+// Refuses an output no tensor could hold (over kMaxTensorBytes, kMaxRank or kMaxDim, or an
+// element count that overflows int64), so that huge Range/ConstantOfShape/Expand requests fail here, not when run.
 absl::Status CheckOutputSize(const Graph& g, const Node& n, const std::string& name, const OutputInfo& o) {
   auto too_large = [&](const std::string& size) {
     return Prefixed(
@@ -74,11 +75,19 @@ absl::Status CheckOutputSize(const Graph& g, const Node& n, const std::string& n
         absl::InvalidArgumentError(absl::StrCat("output '", name, "' has shape ", ShapeToString(o.shape), " (", size,
                                                 "), expected at most ", kMaxTensorBytes >> 30, " GiB")));
   };
+  auto over_limit = [&](const absl::Status& s) {
+    return Prefixed(g, n,
+                    absl::InvalidArgumentError(absl::StrCat("output '", name, "' has shape ", ShapeToString(o.shape),
+                                                            ": ", s.message())));
+  };
+  if (absl::Status s = CheckRank(static_cast<int64_t>(o.shape.size())); !s.ok()) return over_limit(s);
   auto dims = ConcreteDims(o.shape);
   if (!dims) {
-    if (!NumElements(o.shape).ok()) return too_large("its element count overflows int64");
+    // Its element count: overflow, or a shape expression over the limits.
+    if (auto numel = NumElements(o.shape); !numel.ok()) return over_limit(numel.status());
     return absl::OkStatus();
   }
+  if (absl::Status s = CheckRankAndDims(*dims); !s.ok()) return over_limit(s);
   auto numel = CheckedNumElements(*dims);
   if (!numel.ok()) return too_large("its element count overflows int64");
   int64_t bytes = 0;

@@ -23,6 +23,7 @@
 #include "plan/plan.pb.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "core/limits.h"
 #include "core/status_macros.h"
 
 namespace gcomp::plan {
@@ -388,7 +389,11 @@ absl::Status ValidateBuffer(const Plan& plan, size_t i) {
   if (static_cast<int>(b.kind) > kMaxBufferKind) {
     return Invalid(absl::StrCat(label, " has unknown kind ", static_cast<int>(b.kind)));
   }
-  // Every dim is linear in the batch, so non-negative at batch 1 and max_batch means everywhere.
+  if (absl::Status s = CheckRank(static_cast<int64_t>(b.dims.size())); !s.ok()) {
+    return Invalid(absl::StrCat(label, " has ", s.message()));
+  }
+  // Every dim is linear in the batch, so non-negative at batch 1 and max_batch means everywhere
+  // (and at most its larger end).
   int64_t numel = 1;
   for (size_t d = 0; d < b.dims.size(); ++d) {
     const LinearDim& dim = b.dims[d];
@@ -401,13 +406,19 @@ absl::Status ValidateBuffer(const Plan& plan, size_t i) {
     if (at_one < 0 || at_max < 0) {
       return Invalid(absl::StrCat(label, " dim ", d, " (", dim.per_batch, "*batch + ", dim.fixed, ") is negative"));
     }
-    if (__builtin_mul_overflow(numel, at_max, &numel)) {
+    if (std::max(at_one, at_max) > kMaxDim) {
+      return Invalid(absl::StrCat(label, " dim ", d, " is ", std::max(at_one, at_max), " at batch ",
+                                  at_max >= at_one ? plan.max_batch : 1, ", over the limit of ", kMaxDim));
+    }
+    if (__builtin_mul_overflow(numel, std::max(at_one, at_max), &numel)) {
       return Invalid(absl::StrCat(label, " element count overflows at batch ", plan.max_batch));
     }
   }
   int64_t max_bytes = 0;
-  if (__builtin_mul_overflow(numel, static_cast<int64_t>(DTypeSize(b.dtype)), &max_bytes)) {
-    return Invalid(absl::StrCat(label, " byte size overflows at batch ", plan.max_batch));
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(DTypeSize(b.dtype)), &max_bytes) ||
+      max_bytes > kMaxTensorBytes) {
+    return Invalid(absl::StrCat(label, " holds ", numel, " elements at batch ", plan.max_batch, ", over the limit of ",
+                                kMaxTensorBytes, " bytes"));
   }
   if (b.offset < 0 || b.bytes < 0) {
     return Invalid(absl::StrCat(label, " has offset ", b.offset, " and size ", b.bytes));
@@ -428,6 +439,17 @@ absl::Status ValidateBuffer(const Plan& plan, size_t i) {
                                     ") lie beyond the weight section (", plan.weights_bytes, " bytes)"));
       }
       break;
+    case BufferKind::kBatchArena:
+    case BufferKind::kFixedArena:
+      // Kernels read elements (and vectors) in place: every arena offset keeps the plan's alignment.
+      if (b.offset % plan.arena_alignment != 0) {
+        return Invalid(absl::StrCat(label, " arena offset ", b.offset, " is not ", plan.arena_alignment,
+                                    "-byte aligned"));
+      }
+      break;
+    default: break;
+  }
+  switch (b.kind) {
     case BufferKind::kBatchArena:
       if (!RangeWithin(b.offset, b.bytes, plan.batch_arena_bytes)) {
         return Invalid(absl::StrCat(label, " bytes [", b.offset, ", +", b.bytes,
@@ -770,9 +792,6 @@ absl::Status WritePlanFile(const Plan& plan, const std::string& path) {
   return absl::OkStatus();
 }
 
-// A step's workspace, at most (16 GiB): a larger bound is a damaged or hostile plan.
-constexpr int64_t kMaxWorkspaceBound = int64_t{16} << 30;
-
 // Every module names its architecture, and every device function a step launches is defined by
 // every module (one module per architecture, all built from the same source).
 absl::Status ValidateDeviceCode(const Plan& plan) {
@@ -819,8 +838,19 @@ absl::Status ValidatePlan(const Plan& plan) {
     return Invalid(absl::StrCat("arena sizes (batch ", plan.batch_arena_bytes, " x ", plan.max_batch, ", fixed ",
                                 plan.fixed_arena_bytes, ") are negative or overflow"));
   }
-  if (plan.workspace_bound < 0 || plan.workspace_bound > kMaxWorkspaceBound) {
-    return Invalid(absl::StrCat("workspace bound ", plan.workspace_bound, " is outside 0..", kMaxWorkspaceBound));
+  int64_t arena_total = 0;
+  if (__builtin_add_overflow(batch_arena_max, plan.fixed_arena_bytes, &arena_total) || arena_total > kMaxArenaBytes) {
+    return Invalid(absl::StrCat("activation memory at max batch ", plan.max_batch, " (", plan.batch_arena_bytes,
+                                " bytes per batch + ", plan.fixed_arena_bytes, " fixed) is over the limit of ",
+                                kMaxArenaBytes, " bytes"));
+  }
+  // A larger workspace bound is a damaged or hostile plan.
+  if (plan.workspace_bound < 0 || plan.workspace_bound > kMaxWorkspaceBytes) {
+    return Invalid(absl::StrCat("workspace bound ", plan.workspace_bound, " is outside 0..", kMaxWorkspaceBytes));
+  }
+  if (static_cast<int64_t>(plan.steps.size()) > kMaxNodes || static_cast<int64_t>(plan.buffers.size()) > kMaxNodes) {
+    return Invalid(absl::StrCat(plan.steps.size(), " steps and ", plan.buffers.size(),
+                                " buffers: over the limit of ", kMaxNodes));
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i) RETURN_IF_ERROR(ValidateBuffer(plan, i));
   RETURN_IF_ERROR(ValidateAliasChains(plan));

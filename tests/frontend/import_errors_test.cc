@@ -1,6 +1,7 @@
 // Import errors: every refusal names the file, the node, the op and what was expected.
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "core/limits.h"
 #include "tests/frontend/model_builder.h"
 
 namespace gcomp::frontend::testing {
@@ -302,12 +303,23 @@ TEST(ImportErrors, GraphInputOverTheTensorLimitRefused) {
             "model.onnx: graph input 'x' has shape [1000000,1000000] (1000000000000 f32 elements), expected at most "
             "4 GiB");
   ModelBuilder overflow(13);
-  overflow.Input("x", kFloat, {int64_t{1} << 40, int64_t{1} << 40});
+  overflow.Input("x", kFloat, {kMaxDim, kMaxDim, kMaxDim});
   overflow.Node("Relu", {"x"}, {"y"}, "relu");
   overflow.Output("y");
   EXPECT_EQ(ImportError(overflow),
-            "model.onnx: graph input 'x' has shape [1099511627776,1099511627776] (element count overflows int64), "
-            "expected at most 4 GiB");
+            "model.onnx: graph input 'x' has shape [2147483647,2147483647,2147483647] (element count overflows "
+            "int64), expected at most 4 GiB");
+  ModelBuilder big_dim(13);
+  big_dim.Input("x", kFloat, {int64_t{1} << 40, 1});
+  big_dim.Node("Relu", {"x"}, {"y"}, "relu");
+  big_dim.Output("y");
+  EXPECT_EQ(ImportError(big_dim),
+            "model.onnx: graph input 'x' has dimension 1099511627776 at axis 0, over the limit of 2147483647");
+  ModelBuilder big_rank(13);
+  big_rank.Input("x", kFloat, std::vector<DimSpec>(9, DimSpec(1)));
+  big_rank.Node("Relu", {"x"}, {"y"}, "relu");
+  big_rank.Output("y");
+  EXPECT_EQ(ImportError(big_rank), "model.onnx: graph input 'x' has rank 9, over the limit of 8");
   ModelBuilder symbolic(13);  // symbolic dims are bound (and checked) when the model runs
   symbolic.Input("x", kFloat, {"batch", 1000000});
   symbolic.Node("Relu", {"x"}, {"y"}, "relu");

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/frontend/model_builder.h"
@@ -190,18 +191,27 @@ TEST(TensorProto, NegativeDimRefused) {
 }
 
 TEST(TensorProto, DimsProductOverflowRefused) {
-  int64_t big = int64_t{1} << 32;
-  auto t = TensorFromProto(Typed("w", kFloat, {big, big}), "");
+  auto t = TensorFromProto(Typed("w", kFloat, {kMaxDim, kMaxDim, kMaxDim}), "");
   ASSERT_FALSE(t.ok());
-  EXPECT_THAT(std::string(t.status().message()), HasSubstr("tensor 'w': dims [4294967296,4294967296]"));
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("tensor 'w': dims [2147483647,2147483647,2147483647]"));
   EXPECT_THAT(std::string(t.status().message()), HasSubstr("overflows int64"));
 }
 
+TEST(TensorProto, RankAndDimLimitsRefused) {
+  auto big_dim = TensorFromProto(Typed("w", kFloat, {0, int64_t{1} << 32}), "");
+  ASSERT_FALSE(big_dim.ok());
+  EXPECT_EQ(big_dim.status().message(),
+            "tensor 'w': dims [0,4294967296]: dim 1 is 4294967296, over the limit of 2147483647");
+  auto big_rank = TensorFromProto(Typed("w", kFloat, std::vector<int64_t>(9, 1)), "");
+  ASSERT_FALSE(big_rank.ok());
+  EXPECT_EQ(big_rank.status().message(), "tensor 'w': dims [1,1,1,1,1,1,1,1,1]: rank 9, over the limit of 8");
+}
+
 TEST(TensorProto, ByteCountOverflowRefused) {
-  // 2^61 elements fit in int64, their 8-byte storage does not.
-  auto t = TensorFromProto(Typed("w", kDouble, {int64_t{1} << 61}), "");
+  // (2^31 - 1)^2 * 2 elements fit in int64, their 8-byte storage does not.
+  auto t = TensorFromProto(Typed("w", kDouble, {kMaxDim, kMaxDim, 2}), "");
   ASSERT_FALSE(t.ok());
-  EXPECT_THAT(std::string(t.status().message()), HasSubstr("tensor 'w': declares 2305843009213693952 elements"));
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("tensor 'w': declares 9223372028264841218 elements"));
 }
 
 TEST(TensorProto, TrillionElementTensorRefusedWithoutAllocation) {

@@ -49,6 +49,29 @@ TEST(DimTest, OverflowIsAnError) {
   EXPECT_EQ(*CheckedNumElements({2, 3, 4}), 24);
 }
 
+TEST(DimTest, ShapeExpressionLimits) {
+  // Degree: a product of 8 symbols is allowed (a rank-8 element count), of 9 refused.
+  Dim p(1);
+  for (int i = 0; i < 8; ++i) p = *Dim::Mul(p, Dim::Symbol("s" + std::to_string(i)));
+  EXPECT_EQ(p.Degree(), 8u);
+  absl::StatusOr<Dim> nine = Dim::Mul(p, Dim::Symbol("s8"));
+  ASSERT_FALSE(nine.ok());
+  EXPECT_EQ(nine.status().message(),
+            "shape expression s0*s1*s2*s3*s4*s5*s6*s7*s8 has 1 term and degree 9, over the limits of 32 terms and "
+            "degree 8");
+  // Terms: (a+1)(b+1)...: 2^5 = 32 terms allowed, 2^6 refused.
+  Dim t(1);
+  for (int i = 0; i < 5; ++i) t = *Dim::Mul(t, *Dim::Add(Dim::Symbol("a" + std::to_string(i)), Dim(1)));
+  absl::StatusOr<Dim> more = Dim::Mul(t, *Dim::Add(Dim::Symbol("a5"), Dim(1)));
+  ASSERT_FALSE(more.ok());
+  EXPECT_NE(std::string(more.status().message()).find("has 64 terms and degree 6, over the limits of 32 terms"),
+            std::string::npos)
+      << more.status();
+  absl::StatusOr<Dim> sum = Dim::Add(t, Dim::Symbol("z"));
+  ASSERT_FALSE(sum.ok());
+  EXPECT_NE(std::string(sum.status().message()).find("has 33 terms"), std::string::npos) << sum.status();
+}
+
 TEST(DimTest, Evaluate) {
   Dim d = *Dim::Add(*Dim::Mul(Dim::Symbol("batch"), Dim(12)), Dim(1));
   EXPECT_EQ(*d.Evaluate({{"batch", 3}}), 37);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/limits.h"
 #include "graph/ops/op_helpers.h"
 #include "graph/printer.h"
 #include "op_test_util.h"
@@ -182,11 +183,22 @@ TEST(ShapeOpsTest, OutputsOverTheTensorLimitRefusedByShapeInference) {
             "test.onnx: node 'node0' (ConstantOfShape): output 'out0' has shape [1000000,1000000] "
             "(1000000000000 f32 elements), expected at most 4 GiB");
   auto overflow = testing::SingleOpGraph(
-      "ConstantOfShape", {{"s", Tensor::FromI64({2}, {int64_t{1} << 40, int64_t{1} << 40}), true}}, {});
+      "ConstantOfShape", {{"s", Tensor::FromI64({3}, {kMaxDim, kMaxDim, kMaxDim}), true}}, {});
   ASSERT_FALSE(overflow.ok());
   EXPECT_EQ(overflow.status().message(),
-            "test.onnx: node 'node0' (ConstantOfShape): output 'out0' has shape [1099511627776,1099511627776] "
-            "(its element count overflows int64), expected at most 4 GiB");
+            "test.onnx: node 'node0' (ConstantOfShape): output 'out0' has shape "
+            "[2147483647,2147483647,2147483647] (its element count overflows int64), expected at most 4 GiB");
+  auto big_dim = testing::SingleOpGraph(
+      "ConstantOfShape", {{"s", Tensor::FromI64({2}, {int64_t{1} << 40, 0}), true}}, {});
+  ASSERT_FALSE(big_dim.ok());
+  EXPECT_EQ(big_dim.status().message(),
+            "test.onnx: node 'node0' (ConstantOfShape): output 'out0' has shape [1099511627776,0]: dim 0 is "
+            "1099511627776, over the limit of 2147483647");
+  auto big_rank = testing::SingleOpGraph("ConstantOfShape", {{"s", Tensor::FromI64({9}, std::vector<int64_t>(9, 1)), true}}, {});
+  ASSERT_FALSE(big_rank.ok());
+  EXPECT_EQ(big_rank.status().message(),
+            "test.onnx: node 'node0' (ConstantOfShape): output 'out0' has shape [1,1,1,1,1,1,1,1,1]: rank 9, over the "
+            "limit of 8");
   auto range = testing::SingleOpGraph("Range", {{"a", Tensor::FromI64({}, {0}), true},
                                                 {"b", Tensor::FromI64({}, {600000000}), true},
                                                 {"c", Tensor::FromI64({}, {1}), true}}, {});

@@ -24,12 +24,16 @@ I64 = TensorProto.INT64
 CASES = []
 
 
-def case(name, expect, command=("inspect", "{file}"), huge=False, exit_code=2):
-    """Registers a builder `fn(case_dir)` that writes {case_dir}/model.onnx (and any extra files)."""
+def case(name, expect, command=("inspect", "{file}"), huge=False, exit_code=2, planned_mb=0):
+    """Registers a builder `fn(case_dir)` that writes {case_dir}/model.onnx (and any extra files).
+    An accepted case (exit code 0) gives `planned_mb`: its plan's arena and workspace plus three
+    copies of its inputs and outputs (the tensor files read and written); the address-space pass
+    grants it that much on top of the cap."""
 
     def register(fn):
         CASES.append({"name": name, "build": fn, "command": list(command), "expect": list(expect),
-                      "huge": huge, "exit_code": exit_code, "doc": (fn.__doc__ or "").strip()})
+                      "huge": huge, "exit_code": exit_code, "planned_mb": planned_mb,
+                      "doc": (fn.__doc__ or "").strip()})
         return fn
 
     return register
@@ -621,7 +625,7 @@ def _(d):
 
 @case("constant_of_shape_overflow", ["{file}: node 'fill' (ConstantOfShape): output 'y' has shape "
                                      "[1099511627776,1099511627776]",
-                                     "(its element count overflows int64), expected at most 4 GiB"], huge=True)
+                                     "dim 0 is 1099511627776, over the limit of 2147483647"], huge=True)
 def _(d):
     """ConstantOfShape([2^40, 2^40]): the element count overflows int64."""
     save(model([helper.make_node("ConstantOfShape", ["shape"], ["y"], name="fill")], [], [out("y")],
@@ -666,11 +670,99 @@ def _(d):
     save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", F, [10**6, 10**6])], [out("y")]), d)
 
 
-@case("graph_input_dims_overflow", ["{file}: graph input 'x' has shape [1099511627776,1099511627776]",
-                                    "element count overflows int64", "expected at most 4 GiB"], huge=True)
+@case("graph_input_dims_overflow", ["{file}: graph input 'x' has dimension 1099511627776 at axis 0, "
+                                    "over the limit of 2147483647"], huge=True)
 def _(d):
     """A graph input whose dims multiply past int64."""
     save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", F, [1 << 40, 1 << 40])], [out("y")]), d)
+
+
+# The resource limits (README "Limits", core/limits.h): each refused where the value enters, with
+# the value, the limit and the node.
+
+@case("limit_input_rank", ["{file}: graph input 'x' has rank 9, over the limit of 8"])
+def _(d):
+    """A graph input of rank 9."""
+    save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", F, [1] * 9)], [out("y")]), d)
+
+
+@case("limit_input_dim", ["{file}: graph input 'x' has dimension 2147483648 at axis 2, over the limit of 2147483647"],
+      huge=True)
+def _(d):
+    """A graph input [1, 1, 2^31] of uint8: 2 GiB, under the tensor limit, over the dim limit."""
+    save(model([helper.make_node("Identity", ["x"], ["y"], name="id")], [vi("x", TensorProto.UINT8, [1, 1, 1 << 31])],
+               [out("y")]), d)
+
+
+@case("limit_initializer_rank", ["{file}: tensor 'w': dims [1,1,1,1,1,1,1,1,1]: rank 9, over the limit of 8"])
+def _(d):
+    """An initializer of rank 9."""
+    save(model([helper.make_node("Relu", ["w"], ["y"], name="relu")], [], [out("y")],
+               [f32("w", np.ones([1] * 9))]), d)
+
+
+@case("limit_initializer_dim", ["{file}: tensor 'w': dims [0,4294967296]: dim 1 is 4294967296, over the limit of 2147483647"])
+def _(d):
+    """An empty initializer [0, 2^32]: no bytes, one dim over the limit."""
+    save(model([helper.make_node("Relu", ["w"], ["y"], name="relu")], [], [out("y")],
+               [raw_tensor("w", F, [0, 1 << 32])]), d)
+
+
+@case("limit_node_count", ["{file}: the graph has 100001 nodes, over the limit of 100000"])
+def _(d):
+    """A chain of 100,001 Relu nodes."""
+    nodes = [helper.make_node("Relu", [f"v{i}" if i else "x"], [f"v{i + 1}"]) for i in range(100001)]
+    save(model(nodes, [vi("x", F, [2])], [out("v100001")]), d)
+
+
+@case("limit_shape_expression", ["{file}: node 'outer' (Mul): output 'm' has shape [s0*s1*s2*s3*s4*s5*s6*s7,s8]: "
+                                 "shape expression s0*s1*s2*s3*s4*s5*s6*s7*s8 has 1 term and degree 9, "
+                                 "over the limits of 32 terms and degree 8"])
+def _(d):
+    """Flatten of a rank-8 input of symbolic dims ([s0*...*s7, 1], degree 8), its outer product with a
+    ninth symbol ([s0*...*s7, s8]): its element count has degree 9."""
+    dims = [f"s{i}" for i in range(8)]
+    save(model([helper.make_node("Flatten", ["x"], ["f"], name="flat1", axis=8),
+                helper.make_node("Unsqueeze", ["z", "axes"], ["zu"], name="unsq"),
+                helper.make_node("Mul", ["f", "zu"], ["m"], name="outer"),
+                helper.make_node("Flatten", ["m"], ["y"], name="flat2", axis=0)],
+               [vi("x", F, dims), vi("z", F, ["s8"])], [out("y")], [i64("axes", [0])]), d)
+
+
+@case("limit_tensor_at_max_batch",
+      ["{file}: value 'x' has 6400000000 bytes at batch 64 (the plan's maximum), over the limit of 4294967296: "
+       "compile with --batch 42 or less"],
+      command=("compile", "{file}", "-o", "{dir}/model.gplan"))
+def _(d):
+    """Relu of [batch, 25000000] f32: 100 MB per sample, 6.4 GB at the default maximum batch of 64."""
+    save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", F, ["batch", 25000000])], [out("y")]),
+         d)
+
+
+@case("accepted_large_activations", ["output 0 'y' f32[1,10000000]"],
+      command=("run", "{file}", "--target", "cpu", "--input", "x={dir}/x.pb", "--output-dir", "{dir}/out"),
+      exit_code=0, planned_mb=40 + 3 * 80)
+def _(d):
+    """Not malformed: a model within every limit whose run holds 40 MB values (the input, one in the
+    40 MB arena, the output). It must run under the address-space cap plus that: run allocates its
+    planned arena, not more."""
+    save(model([helper.make_node("Sigmoid", ["x"], ["s"], name="sigmoid"),
+                helper.make_node("Mul", ["x", "s"], ["m"], name="silu"),
+                helper.make_node("Add", ["m", "x"], ["y"], name="add")],
+               [vi("x", F, [1, 10000000])], [out("y")]), d)
+    write_tensor(os.path.join(d, "x.pb"), np.linspace(-4, 4, 10000000, dtype=np.float32).reshape(1, -1), "x")
+
+
+@case("accepted_gather_empty_rows", ["output 0 'y' f32[2,4,0]"],
+      command=("run", "{file}", "--target", "cpu", "--input", "x={dir}/x.pb", "--input", "idx={dir}/idx.pb",
+               "--output-dir", "{dir}/out"), exit_code=0)
+def _(d):
+    """Not malformed (found by fuzz_compile): Gather of rows of a [3, 4, 0] tensor, whose empty rows
+    have no memory at all; the cpu kernel copied them from a null pointer."""
+    save(model([helper.make_node("Gather", ["x", "idx"], ["y"], name="gather")],
+               [vi("x", F, [3, 4, 0]), vi("idx", I64, [2])], [out("y")]), d)
+    write_tensor(os.path.join(d, "x.pb"), np.zeros((3, 4, 0), np.float32), "x")
+    write_tensor(os.path.join(d, "idx.pb"), np.array([0, 2], np.int64), "idx")
 
 
 @case("too_many_inputs", ["{file}: node 'relu' (Relu): has 2 inputs, expected 1"])
@@ -748,7 +840,7 @@ def main():
         c["build"](d)
         listing.append({"name": c["name"], "dir": c["name"], "file": os.path.join(c["name"], "model.onnx"),
                         "command": c["command"], "exit_code": c["exit_code"], "expect": c["expect"],
-                        "huge": c["huge"], "doc": c["doc"]})
+                        "huge": c["huge"], "planned_mb": c["planned_mb"], "doc": c["doc"]})
     names = [c["name"] for c in listing]
     assert len(set(names)) == len(names), "duplicate case names"
     with open(os.path.join(root, "cases.json"), "w") as f:

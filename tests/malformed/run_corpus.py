@@ -3,7 +3,9 @@ input is harmless: the expected exit code (2), no crash (no signal, no exit code
 report) and every expected part of the message (file, node, op, expected vs actual).
 
 Then runs every case again with the address space capped (RLIMIT_AS, --rlimit-mb, 1 GiB by
-default): a model that declares a huge tensor must be refused with the same clean message, which
+default), and every `inspect` case also as `run --target cpu` (import, O3, codegen and the run's
+allocations). An accepted case (exit code 0) gets the cap plus what its plan holds (planned_mb):
+run allocates its arena and the caller's tensors, not more. A model that declares a huge tensor must be refused with the same clean message, which
 proves that nothing proportional to a declared size is allocated before the size is validated.
 That second pass cannot run under AddressSanitizer (it reserves terabytes of virtual memory), so
 --sanitized skips it, saying so.
@@ -30,6 +32,14 @@ def substitute(text, case_dir, model):
     return text.replace("{file}", model).replace("{dir}", case_dir)
 
 
+def as_run(case):
+    """The case as `gcomp run --target cpu` (compiled at O3 in memory), when its command is inspect:
+    the model must be refused by run as it is by inspect, with the same message."""
+    if case["command"][:1] != ["inspect"]:
+        return None
+    return dict(case, command=["run", "{file}", "--target", "cpu", "--output-dir", "{dir}/run_out"])
+
+
 def run_case(gcomp, root, case, rlimit_bytes=None):
     case_dir = os.path.join(root, case["dir"])
     model = os.path.join(root, case["file"])
@@ -54,13 +64,15 @@ def run_case(gcomp, root, case, rlimit_bytes=None):
     for marker in CRASH_MARKERS:
         if marker in p.stderr:
             problems.append(f"output contains '{marker}'")
+    # A case that must succeed (exit code 0) expects its parts in the output, a refusal in the message.
+    accepted = case["exit_code"] == 0
     for part in case["expect"]:
         part = substitute(part, case_dir, model)
-        if part not in p.stderr:
-            problems.append(f"message lacks: {part!r}")
-    if not p.stderr.startswith("gcomp: "):
+        if part not in (p.stdout if accepted else p.stderr):
+            problems.append(f"{'output' if accepted else 'message'} lacks: {part!r}")
+    if not accepted and not p.stderr.startswith("gcomp: "):
         problems.append("message does not start with 'gcomp: '")
-    return rc, p.stderr, problems
+    return rc, p.stdout if accepted else p.stderr, problems
 
 
 def first_line(message, root):
@@ -106,11 +118,13 @@ def main():
         huge = [c["name"] for c in cases if c["huge"]]
         print(f"address space capped at {args.rlimit_mb} MiB (RLIMIT_AS): all {len(cases)} cases again, "
               f"{len(huge)} of them huge declarations: {', '.join(huge)}")
-        for c in cases:
-            rc, message, problems = run_case(gcomp, root, c, rlimit_bytes=cap)
+        as_runs = [r for r in map(as_run, cases) if r]
+        print(f"and the {len(as_runs)} inspect cases as `run --target cpu`")
+        for c, how in [(c, "") for c in cases] + [(r, ", as run") for r in as_runs]:
+            rc, message, problems = run_case(gcomp, root, c, rlimit_bytes=cap + (c.get("planned_mb", 0) << 20))
             if problems:
-                print(f"{c['name']:{width}}  {rc if rc is not None else '-':>4}  {first_line(message, root)}")
-            failures += [f"{c['name']} (RLIMIT_AS {args.rlimit_mb} MiB): {p}" for p in problems]
+                print(f"{c['name']:{width}}  {rc if rc is not None else '-':>4}  {first_line(message, root)}{how}")
+            failures += [f"{c['name']} (RLIMIT_AS {args.rlimit_mb} MiB{how}): {p}" for p in problems]
         if not huge:
             failures.append("no huge-declaration case in the corpus")
 
@@ -120,7 +134,8 @@ def main():
         for f in failures:
             print("  " + f)
         return 1
-    print(f"PASSED: {len(cases)} malformed models refused cleanly")
+    accepted = sum(1 for c in cases if c["exit_code"] == 0)
+    print(f"PASSED: {len(cases) - accepted} malformed models refused cleanly, {accepted} accepted model(s) ran")
     return 0
 
 

@@ -522,6 +522,19 @@ TEST_F(PlanFileTest, InvalidProgramsAreRefused) {
                 "buffer 2 ('b\xff\x01') weight offset 32 is not 64-byte aligned");
   ExpectInvalid([](Plan& p) { p.buffers[8].offset = 128; }, "beyond the batch arena (128 bytes per batch)");
   ExpectInvalid([](Plan& p) { p.buffers[5].bytes = 65; }, "beyond the fixed arena (64 bytes)");
+  // Found by fuzz_plan: an f32 buffer at arena offset 6531 (misaligned element loads).
+  ExpectInvalid([](Plan& p) { p.buffers[8].offset = 6531; }, "buffer 8 ('z') arena offset 6531 is not 64-byte aligned");
+  ExpectInvalid([](Plan& p) { p.buffers[5].offset = 8; }, "buffer 5 ('shape') arena offset 8 is not 64-byte aligned");
+  // The limits (core/limits.h).
+  ExpectInvalid([](Plan& p) { p.buffers[0].dims.resize(9, LinearDim{0, 1}); }, "buffer 0 ('x') has rank 9, over the limit of 8");
+  ExpectInvalid([](Plan& p) { p.buffers[0].dims[2].fixed = int64_t{1} << 31; },
+                "buffer 0 ('x') dim 2 is 2147483648 at batch 16, over the limit of 2147483647");
+  ExpectInvalid([](Plan& p) { p.buffers[0].dims[2].fixed = int64_t{1} << 29; },
+                "buffer 0 ('x') holds 25769803776 elements at batch 16, over the limit of 4294967296 bytes");
+  ExpectInvalid([](Plan& p) { p.batch_arena_bytes = int64_t{8} << 30; },
+                "activation memory at max batch 16 (8589934592 bytes per batch + 64 fixed) is over the limit of "
+                "68719476736 bytes");
+  ExpectInvalid([](Plan& p) { p.workspace_bound = (int64_t{16} << 30) + 1; }, "workspace bound 17179869185 is outside");
   ExpectInvalid([](Plan& p) { p.buffers[0].io_index = 1; },
                 "buffer 0 ('x') is graph input 1 but the plan's inputs (1) do not list it there");
   ExpectInvalid(
@@ -537,8 +550,12 @@ TEST_F(PlanFileTest, InvalidProgramsAreRefused) {
   ExpectInvalid([](Plan& p) { p.buffers[0].dims[0] = {-1, 4}; }, "dim 0 (-1*batch + 4) is negative");
   ExpectInvalid([](Plan& p) { p.buffers[0].dims[0].per_batch = int64_t{1} << 62; },
                 "buffer 0 ('x') dim 0 overflows at batch 16");
-  ExpectInvalid([](Plan& p) { p.buffers[0].dims[2].fixed = int64_t{1} << 60; },
-                "buffer 0 ('x') element count overflows at batch 16");
+  ExpectInvalid(
+      [](Plan& p) {
+        p.buffers[0].dims[1].fixed = kMaxDim;
+        p.buffers[0].dims[2].fixed = kMaxDim;
+      },
+      "buffer 0 ('x') element count overflows at batch 16");
   ExpectInvalid([](Plan& p) { p.max_batch = 0; }, "max_batch is 0");
   ExpectInvalid([](Plan& p) { p.buffers[3].dtype = static_cast<DType>(200); }, "buffer 3 ('h') has unknown dtype 0");
   ExpectInvalid([](Plan& p) { p.buffers[3].kind = static_cast<BufferKind>(9); }, "buffer 3 ('h') has unknown kind 9");

@@ -53,9 +53,9 @@ Plan MakeTestPlan() {
   h2.alias_of = 4;
   Buffer z = buffer("z", DType::kF32, {{2, 1}}, BufferKind::kBatchArena, 64, 64);
   Buffer flag = buffer("flag", DType::kBool, {}, BufferKind::kFixedArena, 0, 1);
-  Buffer scale = buffer("scale", DType::kF8E4M3, {}, BufferKind::kFixedArena, 1, 1);
-  Buffer d = buffer("d", DType::kF64, {}, BufferKind::kFixedArena, 8, 8);
-  Buffer i32 = buffer("i32", DType::kI32, {}, BufferKind::kFixedArena, 16, 4);
+  Buffer scale = buffer("scale", DType::kF8E4M3, {}, BufferKind::kFixedArena, 0, 1);
+  Buffer d = buffer("d", DType::kF64, {}, BufferKind::kFixedArena, 0, 8);
+  Buffer i32 = buffer("i32", DType::kI32, {}, BufferKind::kFixedArena, 0, 4);
   const int32_t ix = add(x), iw = add(w), ib = add(b), ih = add(h), ihv = add(h_view), ishape = add(shape), iy = add(y),
                 ih2 = add(h2), iz = add(z);
   add(flag);

@@ -79,9 +79,10 @@ class GatherKernel : public ShapedKernel {
       }
       if (i < 0) i += p_.axis_dim;
     }
+    const size_t block = static_cast<size_t>(p_.inner_bytes);
+    if (block == 0 || p_.outer == 0 || p_.count == 0) return absl::OkStatus();  // an empty output: no memory
     const auto* src = static_cast<const uint8_t*>(inputs[0]);
     auto* dst = static_cast<uint8_t*>(outputs[0]);
-    const size_t block = static_cast<size_t>(p_.inner_bytes);
     for (int64_t o = 0; o < p_.outer; ++o) {
       for (int64_t k = 0; k < p_.count; ++k) {
         std::memcpy(dst + (o * p_.count + k) * p_.inner_bytes, src + (o * p_.axis_dim + idx[k]) * p_.inner_bytes,
