@@ -88,6 +88,23 @@ absl::StatusOr<bool> RuntimeGemmToMatMul(Graph& g, Rewriter& rw, Node* n, const 
     return false;
   }
   const float alpha = n->attrs.GetFloat("alpha", 1.0f), beta = n->attrs.GetFloat("beta", 1.0f);
+  const bool trans_a = n->attrs.GetInt("transA", 0) != 0, trans_b = n->attrs.GetInt("transB", 0) != 0;
+  // The product's shape [M, N], and C broadcast to it, must be the Gemm's output shape as written:
+  // C's dims equal to [M, N]'s or 1 (Gemm broadcasts C one way only). A C that would broadcast only
+  // if a symbolic dim took a particular value stays a Gemm.
+  const Shape product = {a->shape[trans_a ? 1 : 0], b->shape[trans_b ? 0 : 1]};
+  bool c_fits = true;
+  if (c && beta != 0.0f) {
+    c_fits = c->shape.size() <= 2;
+    for (size_t k = 0; c_fits && k < c->shape.size(); ++k) {
+      const Dim& cd = c->shape[c->shape.size() - 1 - k];
+      c_fits = cd == Dim(1) || cd == product[1 - k];
+    }
+  }
+  if (product != n->output(0)->shape || !c_fits) {
+    ctx.Explain("RuntimeGemmToMatMul", *n, "C or the product's shape differs from the Gemm's output shape");
+    return false;
+  }
   const std::string& name = n->name;
   auto transpose = [&](Value* v, const char* suffix) -> absl::StatusOr<Value*> {
     Attributes t;
@@ -95,10 +112,10 @@ absl::StatusOr<bool> RuntimeGemmToMatMul(Graph& g, Rewriter& rw, Node* n, const 
     ASSIGN_OR_RETURN(Node * tn, rw.Create("Transpose", name + suffix, {v}, std::move(t), n->origin));
     return tn->output(0);
   };
-  if (n->attrs.GetInt("transA", 0) != 0) {
+  if (trans_a) {
     ASSIGN_OR_RETURN(a, transpose(a, "/a_t"));
   }
-  if (n->attrs.GetInt("transB", 0) != 0) {
+  if (trans_b) {
     ASSIGN_OR_RETURN(b, transpose(b, "/b_t"));
   }
   ASSIGN_OR_RETURN(Node * mm, rw.Create("MatMul", name + "/matmul", {a, b}, Attributes(), n->origin));
@@ -115,10 +132,7 @@ absl::StatusOr<bool> RuntimeGemmToMatMul(Graph& g, Rewriter& rw, Node* n, const 
     ASSIGN_OR_RETURN(Node * add, rw.Create("Add", name + "/add_c", {y, cb}, Attributes(), n->origin));
     y = add->output(0);
   }
-  if (y->shape != n->output(0)->shape) {
-    ctx.Explain("RuntimeGemmToMatMul", *n, "C broadcasts beyond the product's shape");
-    return absl::InternalError("RuntimeGemmToMatMul: shape mismatch");
-  }
+  if (y->shape != n->output(0)->shape) return absl::InternalError("RuntimeGemmToMatMul: shape mismatch");
   mm->decisions.push_back({"canonical form", "MatMul",
                            absl::StrCat("Gemm '", name, "' with run-time B '", n->input(1)->name,
                                         "' (no constant weights to pack): MatMul",

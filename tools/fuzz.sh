@@ -25,7 +25,7 @@ cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 # Seeds.
 seeds="$build/seeds"
-if [ ! -f "$seeds/.done" ]; then
+if [ ! -f "$seeds/.done-v2" ]; then
   rm -rf "$seeds"
   mkdir -p "$seeds/fuzz_import" "$seeds/fuzz_tensor" "$seeds/fuzz_compile" "$seeds/fuzz_plan"
   .venv/bin/python tests/models/make_models.py --out "$build/models" --tier small > /dev/null
@@ -53,7 +53,7 @@ if [ ! -f "$seeds/.done" ]; then
     done
     k=$((k + 1))
   done
-  touch "$seeds/.done"
+  touch "$seeds/.done-v2"
 fi
 
 status=0

@@ -109,8 +109,13 @@ absl::Status CpuExecutor::Reshape(int64_t batch) {
     const plan::Step& s = plan_->steps[i];
     absl::StatusOr<int64_t> ws = kernels_[i]->Reshape(SpecAt(s, batch));
     if (!ws.ok()) {
-      return absl::Status(ws.status().code(), absl::StrCat("invalid plan: step '", s.name, "' (", s.op, ", kernel ",
-                                                           s.kernel, "): ", ws.status().message()));
+      // A kernel that cannot set itself up for a step its entry accepted at compile time is a
+      // damaged plan (a refusal), unless memory ran out.
+      const absl::StatusCode code = ws.status().code() == absl::StatusCode::kInternal
+                                        ? absl::StatusCode::kInvalidArgument
+                                        : ws.status().code();
+      return absl::Status(code, absl::StrCat("invalid plan: step '", s.name, "' (", s.op, ", kernel ", s.kernel,
+                                             "): ", ws.status().message()));
     }
     workspace = std::max(workspace, *ws);
   }

@@ -4,7 +4,8 @@
 // Inputs are mutated structurally (tests/fuzz/proto_mutator.h: dims, attributes, dtypes,
 // initializer sizes, edges, op types, opsets) as well as byte by byte.
 // Findings: a crash or sanitizer report, a graph that no longer verifies after import or after
-// the passes, an internal error, a plan codegen wrote that does not load, or a run past the budget.
+// the passes, an internal error, a plan codegen wrote that does not load or that the runtime calls
+// invalid, or a run past the budget.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <random>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "driver/driver.h"
 #include "frontend/onnx_import.h"
 #include "graph/op_def.h"
@@ -97,5 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::Status run = gcomp::fuzz::RunOnGeneratedInputs(*loaded);
   Trace("cpu run", run);
   CheckRefusal("cpu run", run);
+  // A run may fail on its data (an index out of range); a plan codegen just wrote must not be one
+  // the runtime calls invalid.
+  if (absl::StrContains(run.message(), "invalid plan")) Finding("the runtime refuses a compiled plan", run);
   return 0;
 }

@@ -765,6 +765,16 @@ def _(d):
     write_tensor(os.path.join(d, "idx.pb"), np.array([0, 2], np.int64), "idx")
 
 
+@case("accepted_gemm_c_needs_batch_value", ["Gemm"],
+      command=("inspect", "{file}", "--target", "cuda:sm_90", "--level", "O3"), exit_code=0)
+def _(d):
+    """Not malformed (found by fuzz_compile): Gemm of constant A [4, 3] and run-time B [batch, 3]
+    (transB) with C [4]: C broadcasts to [4, batch] only when batch is 4. canonicalize's run-time-B
+    rewrite failed with an internal error; the Gemm now stays a Gemm."""
+    save(model([helper.make_node("Gemm", ["a", "x", "c"], ["y"], name="gemm", transB=1)],
+               [vi("x", F, ["batch", 3])], [out("y")], [f32("a", np.ones((4, 3))), f32("c", np.ones(4))]), d)
+
+
 @case("too_many_inputs", ["{file}: node 'relu' (Relu): has 2 inputs, expected 1"])
 def _(d):
     """Relu with two inputs."""

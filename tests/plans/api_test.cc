@@ -206,6 +206,34 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
         out.alias_of = weight;
       },
       "invalid plan: buffer");
+  // A packed weight given another weight's layout (other dims; found by fuzz_plan, where oneDNN's
+  // reorder then failed with an internal error), and a layout string that is not hex.
+  refused(
+      [&](Plan& p) {
+        std::vector<gcomp::plan::Buffer*> packed;
+        for (auto& b : p.buffers) {
+          if (b.kind == gcomp::plan::BufferKind::kConstant && !b.format.empty()) packed.push_back(&b);
+        }
+        ASSERT_GE(packed.size(), 2u);
+        for (gcomp::plan::Buffer* b : packed) {
+          if (b->dims != packed[0]->dims) {
+            std::swap(b->format, packed[0]->format);
+            return;
+          }
+        }
+        FAIL() << "every packed weight has the same dims";
+      },
+      "is not a oneDNN 2.6 layout of these weights");
+  refused(
+      [&](Plan& p) {
+        for (auto& b : p.buffers) {
+          if (b.kind == gcomp::plan::BufferKind::kConstant && !b.format.empty()) {
+            b.format.back() = 'z';
+            return;
+          }
+        }
+      },
+      "is not a oneDNN 2.6 layout of these weights");
   // A plain constant shorter than its dims.
   refused(
       [&](Plan& p) {

@@ -85,13 +85,42 @@ std::string EncodeDesc(const memory::desc& d) {
   return s;
 }
 
-std::optional<memory::desc> DecodeDesc(const std::string& f) {
+// The packed layout of format `f`, when `f` is an encoded oneDNN 2.6 blocked layout with the dims
+// and data type of `logical` (the layout this step's primitive wants); nullopt for anything else,
+// before oneDNN sees it: a plan file is untrusted, and oneDNN trusts a descriptor's fields.
+std::optional<memory::desc> DecodeDesc(const std::string& f, const memory::desc& logical) {
   const size_t p = sizeof(kFormatPrefix) - 1;
   if (f.compare(0, p, kFormatPrefix) != 0 || f.size() != p + 2 * sizeof(dnnl_memory_desc_t)) return std::nullopt;
   dnnl_memory_desc_t md;
   auto* b = reinterpret_cast<uint8_t*>(&md);
-  auto nib = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i < sizeof(md); ++i) b[i] = static_cast<uint8_t>(nib(f[p + 2 * i]) << 4 | nib(f[p + 2 * i + 1]));
+  auto nib = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < sizeof(md); ++i) {
+    const int hi = nib(f[p + 2 * i]), lo = nib(f[p + 2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    b[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  const dnnl_memory_desc_t& want = logical.data;
+  if (md.ndims != want.ndims || md.ndims < 1 || md.ndims > DNNL_MAX_NDIMS || md.data_type != want.data_type ||
+      md.format_kind != dnnl_blocked || md.offset0 != 0) {
+    return std::nullopt;
+  }
+  const dnnl_blocking_desc_t& blk = md.format_desc.blocking;
+  if (blk.inner_nblks < 0 || blk.inner_nblks > DNNL_MAX_NDIMS) return std::nullopt;
+  for (int k = 0; k < blk.inner_nblks; ++k) {
+    if (blk.inner_blks[k] < 1 || blk.inner_blks[k] > 64 || blk.inner_idxs[k] < 0 || blk.inner_idxs[k] >= md.ndims) {
+      return std::nullopt;
+    }
+  }
+  for (int k = 0; k < md.ndims; ++k) {
+    if (md.dims[k] != want.dims[k] || md.padded_dims[k] < md.dims[k] || md.padded_dims[k] > md.dims[k] + 64 ||
+        md.padded_offsets[k] != 0 || blk.strides[k] < 0 || blk.strides[k] > (int64_t{1} << 40)) {
+      return std::nullopt;
+    }
+  }
   return memory::desc(md);
 }
 
@@ -277,10 +306,11 @@ class OneDnnKernel : public ShapedKernel {
       const Operand& w = spec.inputs[1];
       std::optional<memory::desc> from;
       if (!w.format.empty()) {
-        from = DecodeDesc(w.format);
+        from = DecodeDesc(w.format, d.weights);
         if (!from) {
           return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': weights format '",
-                                                         w.format.substr(0, 40), "...' is not oneDNN 2.6's"));
+                                                         w.format.substr(0, 40),
+                                                         "...' is not a oneDNN 2.6 layout of these weights"));
         }
       }
       if (from && *from == d.weights) {
