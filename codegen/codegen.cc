@@ -275,6 +275,7 @@ class Generator {
     step.params_version = sel->params_version;
     // Constants are packed for a spec holding the blob, as the session's kernels will see it.
     spec.params = &step.params;
+    RETURN_IF_ERROR(CheckRunsAtBatchOne(n, *sel->entry, spec));
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       const Value* in = n->inputs[i];
       if (!in) {
@@ -292,6 +293,29 @@ class Generator {
     plan_->steps.push_back(std::move(step));
     entries_.push_back(sel->entry);
     return absl::OkStatus();
+  }
+
+  // The kernel was chosen at the maximum batch; a plan runs every batch from 1, so the kernel must
+  // take the step at batch 1 too. It does not when the "batch" symbol is constrained by the graph
+  // (a MatMul of [2, 64] x [j, 3] runs only at j = 64): such a model is refused here rather than
+  // giving a plan that the runtime would call invalid.
+  absl::Status CheckRunsAtBatchOne(const Node* n, const runtime::KernelEntry& entry,
+                                   const runtime::KernelSpec& at_max) const {
+    const int64_t grow = plan_->max_batch - 1;
+    if (grow == 0 || !entry.accepts) return absl::OkStatus();
+    runtime::KernelSpec one = at_max;
+    one.batch = 1;
+    std::vector<std::string> dims;
+    for (std::vector<runtime::Operand>* ops : {&one.inputs, &one.outputs}) {
+      for (runtime::Operand& op : *ops) {
+        for (size_t k = 0; k < op.per_batch.size() && k < op.dims.size(); ++k) op.dims[k] -= op.per_batch[k] * grow;
+        if (op.present) dims.push_back(absl::StrCat("[", absl::StrJoin(op.dims, ","), "]"));
+      }
+    }
+    if (entry.accepts(one)) return absl::OkStatus();
+    return Error(n, absl::StrCat("kernel '", entry.id, "' runs it at batch ", plan_->max_batch, " but not at batch 1 ",
+                                 "(operands ", absl::StrJoin(dims, " "), "): its symbolic dim '", batch_symbol_,
+                                 "' is not a free batch size"));
   }
 
   // Graph outputs that no step writes (a graph input, a constant or a view) get a copy step.

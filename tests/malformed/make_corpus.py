@@ -775,6 +775,18 @@ def _(d):
                [vi("x", F, ["batch", 3])], [out("y")], [f32("a", np.ones((4, 3))), f32("c", np.ones(4))]), d)
 
 
+@case("compile_batch_symbol_not_free",
+      ["{file}: node 'matmul' (MatMul): kernel 'cpu.openblas.batched_matmul' runs it at batch 64 but not at batch 1 "
+       "(operands [2,64] [1,3] [2,3]): its symbolic dim 'j' is not a free batch size"],
+      command=("compile", "{file}", "-o", "{dir}/model.gplan", "--target", "cpu"))
+def _(d):
+    """MatMul of [2, 64] and [j, 3] (found by fuzz_compile): j is the plan's only symbol, so it became
+    the batch, but the MatMul runs only at j = 64; the plan claimed batch 1..64 and the runtime
+    called it invalid at batch 1."""
+    save(model([helper.make_node("MatMul", ["a", "b"], ["y"], name="matmul")], [vi("a", F, [2, 64]), vi("b", F, ["j", 3])],
+               [out("y")]), d)
+
+
 @case("too_many_inputs", ["{file}: node 'relu' (Relu): has 2 inputs, expected 1"])
 def _(d):
     """Relu with two inputs."""

@@ -33,9 +33,9 @@ def substitute(text, case_dir, model):
 
 
 def as_run(case):
-    """The case as `gcomp run --target cpu` (compiled at O3 in memory), when its command is inspect:
-    the model must be refused by run as it is by inspect, with the same message."""
-    if case["command"][:1] != ["inspect"]:
+    """The case as `gcomp run --target cpu` (compiled at O3 in memory), when it is a refusal by
+    inspect: the model must be refused by run as it is by inspect, with the same message."""
+    if case["command"][:1] != ["inspect"] or case["exit_code"] != 2:
         return None
     return dict(case, command=["run", "{file}", "--target", "cpu", "--output-dir", "{dir}/run_out"])
 

@@ -206,6 +206,8 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
         out.alias_of = weight;
       },
       "invalid plan: buffer");
+  // A Transpose step with its input list emptied (found by fuzz_plan: the kernel read input 0).
+  refused([&](Plan& p) { find(p, "Transpose").inputs.clear(); }, "invalid plan: step");
   // A packed weight given another weight's layout (other dims; found by fuzz_plan, where oneDNN's
   // reorder then failed with an internal error), and a layout string that is not hex.
   refused(

@@ -149,7 +149,9 @@ void RunTranspose(const TransposePlan& p, const uint8_t* src, uint8_t* dst, int 
 }
 
 std::optional<TransposePlan> ResolveTranspose(const KernelSpec& spec) {
-  if (!PresentAndNotInPlace(spec)) return std::nullopt;
+  if (spec.inputs.size() != 1 || spec.outputs.size() != 1 || !spec.inputs[0].present || !PresentAndNotInPlace(spec)) {
+    return std::nullopt;
+  }
   std::optional<std::vector<int64_t>> perm = runtime::ResolvePerm(spec);
   const size_t es = DTypeSize(spec.inputs[0].dtype);
   if (!perm || !MovableSize(es) || perm->size() > 8) return std::nullopt;
