@@ -177,8 +177,14 @@ absl::Status CpuExecutor::RunAt(int64_t batch, const std::vector<uint8_t*>& in_p
   // OpenMP's thread count is per calling thread; OpenBLAS's is process-wide.
   omp_set_num_threads(options_.threads);
   openblas_set_num_threads(options_.threads);
-  const std::vector<uint8_t*> addr =
+  std::vector<uint8_t*> addr =
       runtime::BufferAddresses(*plan_, batch, batch_arena_, fixed_arena_, plan_->weights, in_ptrs, out_ptrs);
+  // Empty tensors may have no memory at all (a caller's empty tensor, an empty arena or weight
+  // section); kernels get a valid address for them, which they read and write zero bytes of.
+  alignas(64) static uint8_t empty[64];
+  for (uint8_t*& a : addr) {
+    if (a == nullptr) a = empty;
+  }
   const runtime::RunContext ctx{options_.threads, nullptr};
   const std::span<uint8_t> workspace(workspace_, static_cast<size_t>(workspace_at_.at(batch)));
   std::vector<const void*> ins;

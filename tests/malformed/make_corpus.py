@@ -765,6 +765,18 @@ def _(d):
     write_tensor(os.path.join(d, "idx.pb"), np.array([0, 2], np.int64), "idx")
 
 
+@case("accepted_gather_no_indices", ["output 0 'y' f32[0,2]"],
+      command=("run", "{file}", "--target", "cpu", "--input", "x={dir}/x.pb", "--input", "idx={dir}/idx.pb",
+               "--output-dir", "{dir}/out"), exit_code=0)
+def _(d):
+    """Not malformed (found by fuzz_compile): Gather with an empty index list; the cpu kernel copied
+    the indices into an empty vector's null data pointer."""
+    save(model([helper.make_node("Gather", ["x", "idx"], ["y"], name="gather")],
+               [vi("x", F, [3, 2]), vi("idx", I64, [0])], [out("y")]), d)
+    write_tensor(os.path.join(d, "x.pb"), np.ones((3, 2), np.float32), "x")
+    write_tensor(os.path.join(d, "idx.pb"), np.zeros((0,), np.int64), "idx")
+
+
 @case("accepted_gemm_c_needs_batch_value", ["Gemm"],
       command=("inspect", "{file}", "--target", "cuda:sm_90", "--level", "O3"), exit_code=0)
 def _(d):

@@ -18,6 +18,7 @@ std::string Dims(const std::vector<int64_t>& d) { return absl::StrCat("[", absl:
 std::vector<int64_t> ReadInts(const Operand& op, const void* data) {
   const int64_t n = NumElements(op.dims);
   std::vector<int64_t> v(static_cast<size_t>(n));
+  if (n == 0) return v;  // (an empty vector's data() may be null)
   if (op.dtype == DType::kI64) {
     std::memcpy(v.data(), data, static_cast<size_t>(n) * 8);
   } else {
