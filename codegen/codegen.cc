@@ -118,8 +118,12 @@ class Generator {
       if (!x.ok()) return x.status();
       at.push_back(*x);
     }
-    LinearDim l{at[1] - at[0], at[0]};
-    if (l.At(2) != at[2] || l.per_batch < 0 || l.fixed < 0) {
+    LinearDim l{0, at[0]};
+    int64_t at_two = 0;
+    const bool overflow = __builtin_sub_overflow(at[1], at[0], &l.per_batch) ||
+                          __builtin_mul_overflow(l.per_batch, 2, &at_two) ||
+                          __builtin_add_overflow(at_two, l.fixed, &at_two);
+    if (overflow || at_two != at[2] || l.per_batch < 0 || l.fixed < 0) {
       return absl::InvalidArgumentError(absl::StrCat(g_.source, ": value '", v->name, "' has dim ", d.ToString(),
                                                      ", expected a dim linear in '", batch_symbol_, "'"));
     }
@@ -162,6 +166,15 @@ class Generator {
     b.kind = kind;
     for (const Dim& d : v->shape) {
       ASSIGN_OR_RETURN(LinearDim l, Linear(v, d));
+      // At the max batch (and at batch 1, for dims that shrink as the batch grows) every dim stays
+      // within kMaxDim, so later arithmetic on dims cannot overflow.
+      int64_t at_max = 0;
+      if (__builtin_mul_overflow(l.per_batch, plan_->max_batch, &at_max) ||
+          __builtin_add_overflow(at_max, l.fixed, &at_max) || std::max(at_max, l.At(1)) > kMaxDim ||
+          std::min(at_max, l.At(1)) < 0) {
+        return OverLimit(absl::StrCat("value '", v->name, "' dim ", b.dims.size(), " (", d.ToString(), ")"),
+                         l.per_batch, l.fixed, kMaxDim);
+      }
       b.dims.push_back(l);
     }
     int id = static_cast<int>(plan_->buffers.size());
@@ -389,42 +402,44 @@ class Generator {
     return inputs;
   }
 
-  // Shape inference checked every concrete dim against the limits (core/limits.h); dims that grow
-  // with the batch are checked here at the plan's max batch, with the largest batch that fits.
+  // A limit (core/limits.h) exceeded at the plan's max batch, with the largest --batch that fits
+  // when the value grows with the batch (per_batch bytes or elements per batch item on top of
+  // `fixed`).
+  absl::Status OverLimit(const std::string& what, int64_t per_batch, int64_t fixed, int64_t limit) const {
+    const int64_t max_batch = plan_->max_batch;
+    std::string fix;
+    if (max_batch > 1 && per_batch > 0 && limit > fixed) {
+      fix = absl::StrCat(": compile with --batch ", std::max<int64_t>(1, (limit - fixed) / per_batch), " or less");
+    }
+    return Error(nullptr,
+                 absl::StrCat(what, " at batch ", max_batch, " (the plan's maximum), over the limit of ", limit, fix));
+  }
+
+  // Shape inference checked every concrete dim against the limits; dims that grow with the batch
+  // are checked when their buffer is made (NewBuffer), tensor bytes and the arenas here, at the
+  // plan's max batch.
   absl::Status CheckLimitsAtMaxBatch() const {
     const int64_t max_batch = plan_->max_batch;
-    auto over = [&](const std::string& what, int64_t per_batch, int64_t fixed, int64_t limit) {
-      std::string fix;
-      if (max_batch > 1 && per_batch > 0 && limit > fixed) {
-        fix = absl::StrCat(": compile with --batch ", std::max<int64_t>(1, (limit - fixed) / per_batch), " or less");
-      }
-      return Error(nullptr, absl::StrCat(what, " at batch ", max_batch, " (the plan's maximum), over the limit of ",
-                                         limit, fix));
-    };
     for (const Buffer& b : plan_->buffers) {
       if (b.kind == BufferKind::kConstant || b.kind == BufferKind::kAlias) continue;
       // Bytes as per_batch * batch + fixed: a product of linear dims is linear only when at most
       // one dim grows, so the bound at max_batch is computed directly and the fix from batch 1.
+      // Every dim is at most kMaxDim (NewBuffer), the products are overflow-checked.
       int64_t at_max = static_cast<int64_t>(DTypeSize(b.dtype)), at_one = at_max;
-      for (size_t d = 0; d < b.dims.size(); ++d) {
-        const int64_t dim = b.dims[d].At(max_batch);
-        if (dim > kMaxDim) {
-          return over(absl::StrCat("value '", b.name, "' dim ", d, " is ", dim), b.dims[d].per_batch, b.dims[d].fixed,
-                      kMaxDim);
-        }
-        if (__builtin_mul_overflow(at_max, dim, &at_max)) at_max = std::numeric_limits<int64_t>::max();
-        if (__builtin_mul_overflow(at_one, b.dims[d].At(1), &at_one)) at_one = std::numeric_limits<int64_t>::max();
+      for (const LinearDim& d : b.dims) {
+        if (__builtin_mul_overflow(at_max, d.At(max_batch), &at_max)) at_max = std::numeric_limits<int64_t>::max();
+        if (__builtin_mul_overflow(at_one, d.At(1), &at_one)) at_one = std::numeric_limits<int64_t>::max();
       }
       if (at_max > kMaxTensorBytes) {
-        return over(absl::StrCat("value '", b.name, "' has ", at_max, " bytes"), at_one, 0, kMaxTensorBytes);
+        return OverLimit(absl::StrCat("value '", b.name, "' has ", at_max, " bytes"), at_one, 0, kMaxTensorBytes);
       }
     }
     int64_t arena = 0;
     if (__builtin_mul_overflow(plan_->batch_arena_bytes, max_batch, &arena) ||
         __builtin_add_overflow(arena, plan_->fixed_arena_bytes, &arena) || arena > kMaxArenaBytes) {
-      return over(absl::StrCat("activation memory (", plan_->batch_arena_bytes, " bytes per batch + ",
-                               plan_->fixed_arena_bytes, " fixed)"),
-                  plan_->batch_arena_bytes, plan_->fixed_arena_bytes, kMaxArenaBytes);
+      return OverLimit(absl::StrCat("activation memory (", plan_->batch_arena_bytes, " bytes per batch + ",
+                                    plan_->fixed_arena_bytes, " fixed)"),
+                       plan_->batch_arena_bytes, plan_->fixed_arena_bytes, kMaxArenaBytes);
     }
     return absl::OkStatus();
   }

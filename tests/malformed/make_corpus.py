@@ -739,6 +739,18 @@ def _(d):
          d)
 
 
+@case("limit_dim_at_max_batch",
+      ["{file}: value 'y' dim 1 (batch*40000000) at batch 64 (the plan's maximum), over the limit of 2147483647: "
+       "compile with --batch 53 or less"],
+      command=("compile", "{file}", "-o", "{dir}/model.gplan"))
+def _(d):
+    """Flatten of a uint8 [batch, 40000000] input: one dim of batch * 4*10^7, 2.56*10^9 at the default
+    maximum batch of 64 (2.56 GB, under the tensor limit; over the dim limit)."""
+    save(model([helper.make_node("Flatten", ["x"], ["f"], name="flat", axis=0),
+                helper.make_node("Identity", ["f"], ["y"], name="id")],
+               [vi("x", TensorProto.UINT8, ["batch", 40000000])], [out("y")]), d)
+
+
 @case("accepted_large_activations", ["output 0 'y' f32[1,10000000]"],
       command=("run", "{file}", "--target", "cpu", "--input", "x={dir}/x.pb", "--output-dir", "{dir}/out"),
       exit_code=0, planned_mb=40 + 3 * 80)
