@@ -1,6 +1,7 @@
 #include "codegen/codegen.h"
 
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -63,7 +64,7 @@ class Generator {
     }
     RETURN_IF_ERROR(BindOutputs());
     RETURN_IF_ERROR(PlanArenas());
-    RETURN_IF_ERROR(CheckLimitsAtMaxBatch());
+    RETURN_IF_ERROR(CheckArenaAtMaxBatch());
     if (!device_sources_.empty()) {
       std::vector<runtime::DeviceSource> sources;
       for (const auto& [name, source] : device_sources_) sources.push_back({name, source});
@@ -166,16 +167,36 @@ class Generator {
     b.kind = kind;
     for (const Dim& d : v->shape) {
       ASSIGN_OR_RETURN(LinearDim l, Linear(v, d));
-      // At the max batch (and at batch 1, for dims that shrink as the batch grows) every dim stays
-      // within kMaxDim, so later arithmetic on dims cannot overflow.
-      int64_t at_max = 0;
-      if (__builtin_mul_overflow(l.per_batch, plan_->max_batch, &at_max) ||
-          __builtin_add_overflow(at_max, l.fixed, &at_max) || std::max(at_max, l.At(1)) > kMaxDim ||
-          std::min(at_max, l.At(1)) < 0) {
-        return OverLimit(absl::StrCat("value '", v->name, "' dim ", b.dims.size(), " (", d.ToString(), ")"),
-                         l.per_batch, l.fixed, kMaxDim);
+      // Dims grow with the batch (Linear refuses a negative per_batch): at the max batch every dim
+      // stays within kMaxDim and the value within kMaxTensorBytes, so that no later arithmetic on
+      // dims or sizes (kernel checks, memory planning) can overflow.
+      auto dim_fits = [&](int64_t batch) {
+        int64_t at = 0;
+        return !__builtin_mul_overflow(l.per_batch, batch, &at) && !__builtin_add_overflow(at, l.fixed, &at) &&
+               at <= kMaxDim;
+      };
+      if (!dim_fits(plan_->max_batch)) {
+        return OverLimit(absl::StrCat("value '", v->name, "' dim ", b.dims.size(), " (", d.ToString(), ")"), kMaxDim,
+                         dim_fits);
       }
       b.dims.push_back(l);
+    }
+    auto bytes_fit = [&](int64_t batch) {
+      int64_t n = static_cast<int64_t>(DTypeSize(b.dtype));
+      for (const LinearDim& d : b.dims) {
+        if (__builtin_mul_overflow(n, d.At(batch), &n)) return false;
+      }
+      return n <= kMaxTensorBytes;
+    };
+    if (!bytes_fit(plan_->max_batch)) {
+      int64_t at_max = static_cast<int64_t>(DTypeSize(b.dtype));
+      for (const LinearDim& d : b.dims) {
+        if (__builtin_mul_overflow(at_max, d.At(plan_->max_batch), &at_max)) at_max = -1;
+        if (at_max < 0) break;
+      }
+      return OverLimit(absl::StrCat("value '", v->name, "' has ",
+                                    at_max < 0 ? std::string("more than 2^63") : absl::StrCat(at_max), " bytes"),
+                       kMaxTensorBytes, bytes_fit);
     }
     int id = static_cast<int>(plan_->buffers.size());
     plan_->buffers.push_back(std::move(b));
@@ -402,46 +423,35 @@ class Generator {
     return inputs;
   }
 
-  // A limit (core/limits.h) exceeded at the plan's max batch, with the largest --batch that fits
-  // when the value grows with the batch (per_batch bytes or elements per batch item on top of
-  // `fixed`).
-  absl::Status OverLimit(const std::string& what, int64_t per_batch, int64_t fixed, int64_t limit) const {
-    const int64_t max_batch = plan_->max_batch;
-    std::string fix;
-    if (max_batch > 1 && per_batch > 0 && limit > fixed) {
-      fix = absl::StrCat(": compile with --batch ", std::max<int64_t>(1, (limit - fixed) / per_batch), " or less");
+  // A limit (core/limits.h) exceeded at the plan's max batch, with the largest --batch at which
+  // `fits` (true up to some batch, false after) holds, when there is one.
+  absl::Status OverLimit(const std::string& what, int64_t limit, const std::function<bool(int64_t)>& fits) const {
+    int64_t lo = 0, hi = plan_->max_batch;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (fits(mid)) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
     }
-    return Error(nullptr,
-                 absl::StrCat(what, " at batch ", max_batch, " (the plan's maximum), over the limit of ", limit, fix));
+    const std::string fix = lo >= 1 ? absl::StrCat(": compile with --batch ", lo, " or less") : "";
+    return Error(nullptr, absl::StrCat(what, " at batch ", plan_->max_batch, " (the plan's maximum), over the limit of ",
+                                       limit, fix));
   }
 
-  // Shape inference checked every concrete dim against the limits; dims that grow with the batch
-  // are checked when their buffer is made (NewBuffer), tensor bytes and the arenas here, at the
-  // plan's max batch.
-  absl::Status CheckLimitsAtMaxBatch() const {
-    const int64_t max_batch = plan_->max_batch;
-    for (const Buffer& b : plan_->buffers) {
-      if (b.kind == BufferKind::kConstant || b.kind == BufferKind::kAlias) continue;
-      // Bytes as per_batch * batch + fixed: a product of linear dims is linear only when at most
-      // one dim grows, so the bound at max_batch is computed directly and the fix from batch 1.
-      // Every dim is at most kMaxDim (NewBuffer), the products are overflow-checked.
-      int64_t at_max = static_cast<int64_t>(DTypeSize(b.dtype)), at_one = at_max;
-      for (const LinearDim& d : b.dims) {
-        if (__builtin_mul_overflow(at_max, d.At(max_batch), &at_max)) at_max = std::numeric_limits<int64_t>::max();
-        if (__builtin_mul_overflow(at_one, d.At(1), &at_one)) at_one = std::numeric_limits<int64_t>::max();
-      }
-      if (at_max > kMaxTensorBytes) {
-        return OverLimit(absl::StrCat("value '", b.name, "' has ", at_max, " bytes"), at_one, 0, kMaxTensorBytes);
-      }
-    }
-    int64_t arena = 0;
-    if (__builtin_mul_overflow(plan_->batch_arena_bytes, max_batch, &arena) ||
-        __builtin_add_overflow(arena, plan_->fixed_arena_bytes, &arena) || arena > kMaxArenaBytes) {
-      return OverLimit(absl::StrCat("activation memory (", plan_->batch_arena_bytes, " bytes per batch + ",
-                                    plan_->fixed_arena_bytes, " fixed)"),
-                       plan_->batch_arena_bytes, plan_->fixed_arena_bytes, kMaxArenaBytes);
-    }
-    return absl::OkStatus();
+  // Dims and tensor bytes are checked when each buffer is made (NewBuffer); the arenas here, once
+  // planned, at the plan's max batch.
+  absl::Status CheckArenaAtMaxBatch() const {
+    auto fits = [&](int64_t batch) {
+      int64_t arena = 0;
+      return !__builtin_mul_overflow(plan_->batch_arena_bytes, batch, &arena) &&
+             !__builtin_add_overflow(arena, plan_->fixed_arena_bytes, &arena) && arena <= kMaxArenaBytes;
+    };
+    if (fits(plan_->max_batch)) return absl::OkStatus();
+    return OverLimit(absl::StrCat("activation memory (", plan_->batch_arena_bytes, " bytes per batch + ",
+                                  plan_->fixed_arena_bytes, " fixed)"),
+                     kMaxArenaBytes, fits);
   }
 
   absl::Status PlanArenas() {

@@ -17,8 +17,11 @@ inline constexpr int64_t kMaxTensorBytes = int64_t{4} << 30;
 inline constexpr int64_t kMaxRank = 8;
 // One dimension (kernels index dims with 32-bit integers).
 inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
-// Nodes of a model graph; steps and buffers of a plan.
+// Nodes of a model graph.
 inline constexpr int64_t kMaxNodes = 100000;
+// Steps, and buffers, of a plan (a model's nodes, initializers, inputs and outputs, and what the
+// passes add: ten times the node limit).
+inline constexpr int64_t kMaxPlanEntries = 10 * kMaxNodes;
 // A plan's activation memory at its max batch: the batch arena times max_batch plus the fixed arena.
 inline constexpr int64_t kMaxArenaBytes = int64_t{64} << 30;
 // The workspace one step's kernel may ask for.

@@ -81,6 +81,10 @@ absl::Status CheckOutputSize(const Graph& g, const Node& n, const std::string& n
                                                             ": ", s.message())));
   };
   if (absl::Status s = CheckRank(static_cast<int64_t>(o.shape.size())); !s.ok()) return over_limit(s);
+  // The constant dims of a partly symbolic shape too ([batch, 2^40] is over the limit at any batch).
+  std::vector<int64_t> constants;
+  for (const Dim& d : o.shape) constants.push_back(d.ConstValue().value_or(0));
+  if (absl::Status s = CheckRankAndDims(constants); !s.ok()) return over_limit(s);
   auto dims = ConcreteDims(o.shape);
   if (!dims) {
     // Its element count: overflow, or a shape expression over the limits.

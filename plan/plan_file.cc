@@ -848,9 +848,10 @@ absl::Status ValidatePlan(const Plan& plan) {
   if (plan.workspace_bound < 0 || plan.workspace_bound > kMaxWorkspaceBytes) {
     return Invalid(absl::StrCat("workspace bound ", plan.workspace_bound, " is outside 0..", kMaxWorkspaceBytes));
   }
-  if (static_cast<int64_t>(plan.steps.size()) > kMaxNodes || static_cast<int64_t>(plan.buffers.size()) > kMaxNodes) {
-    return Invalid(absl::StrCat(plan.steps.size(), " steps and ", plan.buffers.size(),
-                                " buffers: over the limit of ", kMaxNodes));
+  if (static_cast<int64_t>(plan.steps.size()) > kMaxPlanEntries ||
+      static_cast<int64_t>(plan.buffers.size()) > kMaxPlanEntries) {
+    return Invalid(absl::StrCat(plan.steps.size(), " steps and ", plan.buffers.size(), " buffers: over the limit of ",
+                                kMaxPlanEntries, " each"));
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i) RETURN_IF_ERROR(ValidateBuffer(plan, i));
   RETURN_IF_ERROR(ValidateAliasChains(plan));

@@ -789,7 +789,7 @@ def _(d):
     write_tensor(os.path.join(d, "idx.pb"), np.zeros((0,), np.int64), "idx")
 
 
-@case("accepted_gemm_c_needs_batch_value", ["Gemm"],
+@case("accepted_gemm_c_needs_batch_value", ['%y: f32[4,batch] = Gemm["gemm"](%a, %x, %c) {transB=1}'],
       command=("inspect", "{file}", "--target", "cuda:sm_90", "--level", "O3"), exit_code=0)
 def _(d):
     """Not malformed (found by fuzz_compile): Gemm of constant A [4, 3] and run-time B [batch, 3]

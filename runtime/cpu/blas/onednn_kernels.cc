@@ -14,6 +14,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 #include <cstring>
 #include <unordered_map>
 
@@ -41,7 +43,9 @@ dnnl::engine& Engine() {
 dt ToDt(DType t) { return t == DType::kBF16 ? dt::bf16 : dt::f32; }
 
 absl::Status DnnlError(const KernelSpec& spec, const dnnl::error& e) {
-  return absl::InternalError(absl::StrCat("node '", spec.name, "' (", spec.op, "): oneDNN: ", e.what()));
+  const std::string what = absl::StrCat("node '", spec.name, "' (", spec.op, "): oneDNN: ", e.what());
+  if (e.status == dnnl_out_of_memory) return absl::ResourceExhaustedError(what);
+  return absl::InternalError(what);
 }
 
 // The descriptor with every padding byte zero (a struct copy need not preserve padding), so that
@@ -115,11 +119,32 @@ std::optional<memory::desc> DecodeDesc(const std::string& f, const memory::desc&
       return std::nullopt;
     }
   }
+  if (md.extra.flags != 0) return std::nullopt;
+  // A dense layout: the inner blocks divide the padded dims, and the outer strides, sorted, chain
+  // from the inner block's size with no gap or overlap, so the layout's size is exactly its
+  // elements and no offset it describes lies beyond them (oneDNN's size is the largest stride
+  // times extent, which overlapping strides would keep small while offsets run past it).
+  int64_t per_dim_block[DNNL_MAX_NDIMS];
+  int64_t inner = 1;
+  for (int k = 0; k < md.ndims; ++k) per_dim_block[k] = 1;
+  for (int k = 0; k < blk.inner_nblks; ++k) {
+    per_dim_block[blk.inner_idxs[k]] *= blk.inner_blks[k];
+    inner *= blk.inner_blks[k];
+    if (inner > (int64_t{1} << 20)) return std::nullopt;
+  }
+  std::vector<std::pair<int64_t, int64_t>> outer;  // (stride, extent) of dims with extent > 1
   for (int k = 0; k < md.ndims; ++k) {
-    if (md.dims[k] != want.dims[k] || md.padded_dims[k] < md.dims[k] || md.padded_dims[k] > md.dims[k] + 64 ||
-        md.padded_offsets[k] != 0 || blk.strides[k] < 0 || blk.strides[k] > (int64_t{1} << 40)) {
+    if (md.dims[k] != want.dims[k] || md.dims[k] < 1 || md.padded_dims[k] < md.dims[k] ||
+        md.padded_dims[k] > md.dims[k] + 64 || md.padded_offsets[k] != 0 || md.padded_dims[k] % per_dim_block[k] != 0) {
       return std::nullopt;
     }
+    const int64_t extent = md.padded_dims[k] / per_dim_block[k];
+    if (extent > 1) outer.emplace_back(blk.strides[k], extent);
+  }
+  std::sort(outer.begin(), outer.end());
+  int64_t expected = inner;
+  for (const auto& [stride, extent] : outer) {
+    if (stride != expected || __builtin_mul_overflow(expected, extent, &expected)) return std::nullopt;
   }
   return memory::desc(md);
 }
