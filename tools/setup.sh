@@ -33,3 +33,16 @@ if [ ! -x "$venv/bin/python" ] || ! cat "$root/tools/requirements.txt" "$root/to
   "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/tools/requirements-nodeps.txt"
   cat "$root/tools/requirements.txt" "$root/tools/requirements-nodeps.txt" > "$stamp"
 fi
+
+# The Triton tests' environment: a real tritonserver (PyPI's nvidia-pytriton bundles the binary and
+# its libraries) and the tritonclient HTTP/gRPC clients, apart from .venv (tritonclient pins an
+# older protobuf).
+tvenv="$root/.venv-triton"
+tstamp="$tvenv/.requirements"
+if [ ! -x "$tvenv/bin/python" ] || ! cat "$root/tests/triton/requirements.txt" "$root/tests/triton/requirements-nodeps.txt" | cmp -s - "$tstamp"; then
+  echo "setup: creating $tvenv"
+  /usr/bin/python3 -m venv "$tvenv"
+  "$tvenv/bin/pip" install -q --disable-pip-version-check -r "$root/tests/triton/requirements.txt"
+  "$tvenv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/tests/triton/requirements-nodeps.txt"
+  cat "$root/tests/triton/requirements.txt" "$root/tests/triton/requirements-nodeps.txt" > "$tstamp"
+fi

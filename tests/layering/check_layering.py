@@ -53,6 +53,8 @@ INCLUDES = {
     "driver": ["core", "graph", "plan", "frontend", "passes", "codegen", "runtime/backend.h"],
     # libgcomp.so's own sources: the public API, the driver, plan bytes and the status mapping.
     "api": ["include/gcomp", "driver", "plan", "runtime/api_status.h"],
+    # The Triton backend: gcomp's public API only.
+    "triton": ["include/gcomp"],
 }
 
 # Project library -> the project libraries it may link.
@@ -73,13 +75,16 @@ LINKS = {
     "gcomp_runtime": ["gcomp_backends", "gcomp_plan"],
     "gcomp_driver": ["gcomp_frontend", "gcomp_passes", "gcomp_codegen", "gcomp_backends", "gcomp_plan", "gcomp_graph"],
     "gcomp_shared": ["gcomp_runtime", "gcomp_driver"],
+    # The Triton backend links libgcomp.so alone (its public API).
+    "gcomp_triton_config": ["gcomp_shared"],
+    "triton_gcomp": ["gcomp_triton_config", "gcomp_shared"],
 }
 # What an embedded runtime must never pull in, through any chain of links.
 RUNTIME_FORBIDDEN = {"gcomp_graph", "gcomp_passes", "gcomp_frontend", "gcomp_codegen"}
 # What codegen must never pull in: executors and sessions.
 CODEGEN_FORBIDDEN = {"gcomp_backends", "gcomp_cpu_backend", "gcomp_cuda_backend", "gcomp_runtime"}
 PROJECT_FOLDERS = ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "driver", "api", "include",
-                   "tools", "tests"]
+                   "triton", "tools", "tests"]
 SOURCE_EXT = (".h", ".cc", ".cpp")
 
 
@@ -193,7 +198,8 @@ def self_test():
     root = os.path.normpath(os.path.join(here, "..", ".."))
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        for folder in ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "driver", "api", "include"]:
+        for folder in ["core", "plan", "graph", "frontend", "passes", "codegen", "runtime", "driver", "api", "include",
+                       "triton"]:
             shutil.copytree(os.path.join(root, folder), os.path.join(tmp, folder))
         clean = check(tmp)
         if clean:
