@@ -5,7 +5,8 @@ its SONAME link, lib/cmake/gcomp/gcompConfig.cmake with its version file, and
 lib/pkgconfig/gcomp.pc. examples/embed_c and examples/embed_cpp are configured outside the source
 tree with CMAKE_PREFIX_PATH=P (find_package(gcomp)), built, and run on a small fixture's plan; their
 logits must equal `gcomp run` on the same plan and image. A C program compiled with only
-`pkg-config --cflags --libs gcomp` must link too.
+`pkg-config --cflags --libs gcomp` must link too. The Triton backend, where built, is installed as
+lib/triton/backends/gcomp/libtriton_gcomp.so and finds the installed libgcomp.so.0 by its RUNPATH.
 Usage: check_install.py BUILD_DIR SOURCE_DIR GCOMP MODELS_DIR"""
 import os
 import subprocess
@@ -37,6 +38,18 @@ def main():
                     "lib/cmake/gcomp/gcompTargets.cmake", "lib/pkgconfig/gcomp.pc"):
             if not os.path.exists(os.path.join(prefix, rel)):
                 failures.append(f"not installed: {rel}")
+        # The Triton backend, where it is built: next to libgcomp.so, which its RUNPATH must find.
+        backend = os.path.join(prefix, "lib", "triton", "backends", "gcomp", "libtriton_gcomp.so")
+        if os.path.exists(os.path.join(build, "triton", "backends", "gcomp", "libtriton_gcomp.so")):
+            if not os.path.exists(backend):
+                failures.append("not installed: lib/triton/backends/gcomp/libtriton_gcomp.so")
+            else:
+                env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+                deps = run(["ldd", backend], env=env)
+                want = os.path.join(prefix, "lib", "libgcomp.so.0")
+                if not any("libgcomp.so.0 => " in line and os.path.realpath(line.split("=> ")[1].split(" (")[0]) ==
+                           os.path.realpath(want) for line in deps.splitlines()):
+                    failures.append("the installed libtriton_gcomp.so does not find the installed libgcomp.so.0:\n" + deps)
         soname = run(["objdump", "-p", os.path.join(prefix, "lib", "libgcomp.so")])
         if "SONAME               libgcomp.so.0" not in soname:
             failures.append("libgcomp.so has no SONAME libgcomp.so.0")
