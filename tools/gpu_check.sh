@@ -21,6 +21,9 @@
 #                               5. ViT-B/16 exported there: the checks of 3 and the benchmark of 4
 #                                  at batch 1, 64, 256;
 #                             and writes $OUT/gpu_report.md and $OUT/gpu_report.json.
+#   tools/gpu_check.sh pack-triton / run-triton   The Triton backend on the GPU (KIND_GPU instances
+#                             serving cuda plans), with a bundle of its own (gpu_carry_triton/):
+#                             a second lease, or the rest of one (run-triton takes under 7 minutes).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-}
@@ -54,14 +57,13 @@ pack() {
   echo "run there: tools/gpu_check.sh run   (carry: gpu_carry)"
 }
 
-run() {
-  local out=${OUT:?set OUT to the report folder}
-  local py=${PYTHON:-python3}
-  local start=$SECONDS
-  local work=/tmp/gcomp_gpu_check
-  rm -rf "$work" && mkdir -p "$work"
-  tar -C "$work" -xJf "$root/gpu_carry/bundle.tar.xz"
-  # The CUDA libraries of this machine.
+# wrap WORK BINARY...: finds this machine's cuBLASLt/cuDNN/NVRTC (the CUDA toolkit or the Python
+# environment's nvidia-* wheels) into $cudalibs, and writes WORK/BINARY wrappers that run
+# WORK/bin/BINARY with the carried libraries: the system's glibc when it is at least the build's,
+# else the carried loader and libc ($loader is then set to that loader).
+wrap() {
+  local work=$1
+  shift
   local dirs=() d
   for lib in libcublasLt.so.13 libcudnn.so.9 libnvrtc.so.13; do
     d=$( { ls -d /usr/local/cuda*/lib64 /usr/local/cuda*/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu 2>/dev/null;
@@ -69,22 +71,33 @@ run() {
          while read -r pat; do for x in $pat; do [ -e "$x/$lib" ] && echo "$x"; done; done | head -1)
     [ -n "$d" ] && dirs+=("$d")
   done
-  local cudalibs
   cudalibs=$(printf '%s\n' "${dirs[@]}" | awk '!seen[$0]++' | paste -sd:)
-  # glibc: the system's when it is at least the build's, else the carried loader and libc.
-  local need have
   need=$(strings "$work/lib/libc.so.6" | grep -m1 -o 'GNU C Library[^.]*\.[0-9]*' | grep -o '[0-9]*\.[0-9]*$')
   have=$(ldd --version 2>/dev/null | head -1 | grep -o '[0-9]*\.[0-9]*$')
-  for b in gcomp cuda_session_tests cuda_bench; do
-    if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" = "$need" ]; then
-      rm -f "$work/lib/libc.so.6" "$work/lib/libm.so.6" "$work/lib/ld-linux-x86-64.so.2"
+  loader=""
+  if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" = "$need" ]; then
+    rm -f "$work/lib/libc.so.6" "$work/lib/libm.so.6" "$work/lib/ld-linux-x86-64.so.2"
+  else
+    loader="$work/lib/ld-linux-x86-64.so.2"
+  fi
+  for b in "$@"; do
+    if [ -z "$loader" ]; then
       printf '#!/bin/sh\nLD_LIBRARY_PATH=%s:%s exec %s "$@"\n' "$work/lib" "$cudalibs" "$work/bin/$b" > "$work/$b"
     else
-      printf '#!/bin/sh\nexec %s --library-path %s:%s %s "$@"\n' "$work/lib/ld-linux-x86-64.so.2" "$work/lib" \
-        "$cudalibs" "$work/bin/$b" > "$work/$b"
+      printf '#!/bin/sh\nexec %s --library-path %s:%s %s "$@"\n' "$loader" "$work/lib" "$cudalibs" "$work/bin/$b" > "$work/$b"
     fi
     chmod +x "$work/$b"
   done
+}
+
+run() {
+  local out=${OUT:?set OUT to the report folder}
+  local py=${PYTHON:-python3}
+  local start=$SECONDS
+  local work=/tmp/gcomp_gpu_check
+  rm -rf "$work" && mkdir -p "$work"
+  tar -C "$work" -xJf "$root/gpu_carry/bundle.tar.xz"
+  wrap "$work" gcomp cuda_session_tests cuda_bench
   mkdir -p "$out"
   local md="$out/gpu_report.md" json="$out/gpu_report.json"
   {
@@ -129,8 +142,83 @@ run() {
   echo "report: $md ($((SECONDS - start)) s)"
 }
 
+# The Triton backend's GPU part: a bundle of its own (tritonserver's ~26 MiB do not fit beside the
+# main bundle in one 64 MiB carry): the CLI, libtriton_gcomp.so with libgcomp.so.0 and their
+# libraries, nvidia-pytriton's tritonserver with the libraries it bundles, the small ResNet fixture.
+pack_triton() {
+  set -e
+  local build=${BUILD:-$root/build}
+  cmake --build "$build" --target gcomp triton_gcomp
+  local ts
+  ts=$(cd "$root/tests/triton" && "$root/.venv-triton/bin/python" -c 'import triton_server; print(triton_server.tritonserver_binary())')
+  local stage
+  stage=$(mktemp -d)
+  mkdir -p "$stage/bin" "$stage/lib" "$stage/models" "$stage/backends/gcomp" \
+    "$stage/tritonserver/pytriton/tritonserver/bin" "$stage/tritonserver/nvidia_pytriton.libs"
+  cp "$build/tools/gcomp" "$stage/bin/"
+  cp "$build/triton/backends/gcomp/libtriton_gcomp.so" "$stage/backends/gcomp/"
+  for lib in $(ldd "$build/tools/gcomp" "$build/triton/backends/gcomp/libtriton_gcomp.so" | awk '/=>/ {print $3}' | sort -u); do
+    case "$(basename "$lib")" in
+      libcublas*|libcudnn*|libnvrtc*|libcuda.so*) ;;
+      *) cp -L "$lib" "$stage/lib/" ;;
+    esac
+  done
+  cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib/"
+  cp "$ts" "$stage/tritonserver/pytriton/tritonserver/bin/"
+  for lib in $(ldd "$ts" | awk '/=>/ {print $3}' | grep nvidia_pytriton.libs); do
+    cp -L "$lib" "$stage/tritonserver/nvidia_pytriton.libs/"
+  done
+  cp -r "$build/models/tv_small_resnet_op17_dynamic" "$stage/models/"
+  mkdir -p "$root/gpu_carry_triton"
+  tar -C "$stage" -cf - . | xz -T0 -6 > "$root/gpu_carry_triton/bundle.tar.xz"
+  rm -rf "$stage"
+  local bytes
+  bytes=$(stat -c %s "$root/gpu_carry_triton/bundle.tar.xz")
+  echo "gpu_carry_triton/bundle.tar.xz: $((bytes / 1048576)) MiB"
+  if [ "$bytes" -gt $((60 * 1048576)) ]; then echo "too large for the 64 MiB carry" >&2; exit 1; fi
+  echo "run there: tools/gpu_check.sh run-triton   (carry: gpu_carry_triton)"
+}
+
+# On the GPU machine with gpu_carry_triton/ carried: tests/gpu/check_gpu_triton.py (KIND_GPU cuda
+# plans and a KIND_CPU cpu plan in one tritonserver, outputs against `gcomp run`, 8 concurrent
+# clients, bad requests, a clean stop); writes $OUT/gpu_triton_report.md. Without nvidia-smi it
+# serves the cpu model alone (a check of the bundle on the build machine).
+run_triton() {
+  local out=${OUT:?set OUT to the report folder}
+  py=${PYTHON:-python3}
+  local start=$SECONDS work=/tmp/gcomp_gpu_triton
+  rm -rf "$work" && mkdir -p "$work"
+  tar -C "$work" -xJf "$root/gpu_carry_triton/bundle.tar.xz" || { echo "no gpu_carry_triton/bundle.tar.xz" >&2; return 1; }
+  wrap "$work" gcomp
+  local gpu_args=() md="$out/gpu_triton_report.md"
+  command -v nvidia-smi > /dev/null && nvidia-smi > /dev/null 2>&1 || gpu_args=(--cpu-only)
+  local libpath="$work/lib:$work/tritonserver/nvidia_pytriton.libs${cudalibs:+:$cudalibs}"
+  local loader_args=()
+  [ -n "$loader" ] && loader_args=(--loader "$loader")
+  mkdir -p "$out"
+  timeout 420 $py "$root/tests/gpu/check_gpu_triton.py" "$work/gcomp" "$work/backends" "$work/models" "$work/t" \
+    --tritonserver "$work/tritonserver/pytriton/tritonserver/bin/tritonserver" --library-path "$libpath" \
+    "${loader_args[@]}" "${gpu_args[@]}" > "$out/gpu_triton.log" 2>&1
+  local rc=$?
+  {
+    echo "# gcomp Triton GPU check"
+    echo
+    echo "- device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)${gpu_args:+none (no nvidia-smi): the cpu model only}"
+    echo "- CUDA libraries: ${cudalibs:-none found}; glibc here $have, build $need"
+    echo "- exit $rc after $((SECONDS - start)) s"
+    echo
+    echo '```'
+    tail -60 "$out/gpu_triton.log"
+    echo '```'
+  } > "$md"
+  echo "report: $md"
+  return $rc
+}
+
 case "$mode" in
   pack) pack ;;
   run) run ;;
-  *) echo "usage: tools/gpu_check.sh pack|run" >&2; exit 2 ;;
+  pack-triton) pack_triton ;;
+  run-triton) run_triton ;;
+  *) echo "usage: tools/gpu_check.sh pack|run|pack-triton|run-triton" >&2; exit 2 ;;
 esac

@@ -50,16 +50,18 @@ def write_model(repo, name, config, plan_bytes=None, plan_from=None):
 class Server:
     """tritonserver on loopback ports, in its own process group; `stop()` checks a clean exit."""
 
-    def __init__(self, repo, backends, log_path, extra_args=()):
+    def __init__(self, repo, backends, log_path, extra_args=(), binary=None, env=None, prefix=()):
+        """`binary`: a tritonserver other than nvidia-pytriton's; `prefix`: a command to run it under
+        (a dynamic loader); `env`: its environment."""
         self.http_port, self.grpc_port, self.metrics_port = free_port(), free_port(), free_port()
         self.log_path = log_path
         self.log = open(log_path, "w")
-        args = [tritonserver_binary(), "--model-repository", repo, "--backend-directory", backends,
+        args = [*prefix, binary or tritonserver_binary(), "--model-repository", repo, "--backend-directory", backends,
                 "--http-address", "127.0.0.1", "--http-port", str(self.http_port),
                 "--grpc-address", "127.0.0.1", "--grpc-port", str(self.grpc_port),
                 "--metrics-address", "127.0.0.1", "--metrics-port", str(self.metrics_port),
                 "--exit-on-error=false", "--strict-readiness=false", "--log-verbose=0", *extra_args]
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
 
     @property
     def http_url(self):
