@@ -37,24 +37,38 @@ pack() {
   mkdir -p "$stage/bin" "$stage/lib" "$stage/models"
   local bins=("$build/tools/gcomp" "$build/tests/gpu/cuda_session_tests" "$build/tools/bench/cuda_bench")
   cp "${bins[@]}" "$stage/bin/"
-  for lib in $(ldd "${bins[@]}" | awk '/=>/ {print $3}' | sort -u); do
-    case "$(basename "$lib")" in
-      libcublas*|libcudnn*|libnvrtc*|libcuda.so*) ;;  # the GPU machine's own
-      *) cp -L "$lib" "$stage/lib/" ;;
-    esac
-  done
-  cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib/"
+  copy_libs "$stage/lib" "${bins[@]}"
   for m in tv_small_resnet_op17_dynamic zoo_small_resnet_op9 tv_small_vit_op17_dynamic; do
     cp -r "$build/models/$m" "$stage/models/"
   done
-  mkdir -p "$root/gpu_carry"
-  tar -C "$stage" -cf - . | xz -T0 -6 > "$root/gpu_carry/bundle.tar.xz"
+  seal "$stage" gpu_carry run
+}
+
+# copy_libs DIR BINARY...: the shared libraries the binaries need, but the CUDA libraries the GPU
+# machine has itself, and glibc's loader.
+copy_libs() {
+  local dir=$1
+  shift
+  for lib in $(ldd "$@" | awk '/=>/ {print $3}' | sort -u); do
+    case "$(basename "$lib")" in
+      libcublas*|libcudnn*|libnvrtc*|libcuda.so*) ;;  # the GPU machine's own
+      *) cp -L "$lib" "$dir/" ;;
+    esac
+  done
+  cp -L /lib64/ld-linux-x86-64.so.2 "$dir/"
+}
+
+# seal STAGE CARRY MODE: STAGE packed into CARRY/bundle.tar.xz, which must fit the carry.
+seal() {
+  local stage=$1 carry=$2 mode=$3
+  mkdir -p "$root/$carry"
+  tar -C "$stage" -cf - . | xz -T0 -6 > "$root/$carry/bundle.tar.xz"
   rm -rf "$stage"
   local bytes
-  bytes=$(stat -c %s "$root/gpu_carry/bundle.tar.xz")
-  echo "gpu_carry/bundle.tar.xz: $((bytes / 1048576)) MiB"
+  bytes=$(stat -c %s "$root/$carry/bundle.tar.xz")
+  echo "$carry/bundle.tar.xz: $((bytes / 1048576)) MiB"
   if [ "$bytes" -gt $((60 * 1048576)) ]; then echo "too large for the 64 MiB carry" >&2; exit 1; fi
-  echo "run there: tools/gpu_check.sh run   (carry: gpu_carry)"
+  echo "run there: tools/gpu_check.sh $mode   (carry: $carry)"
 }
 
 # wrap WORK BINARY...: finds this machine's cuBLASLt/cuDNN/NVRTC (the CUDA toolkit or the Python
@@ -157,26 +171,13 @@ pack_triton() {
     "$stage/tritonserver/pytriton/tritonserver/bin" "$stage/tritonserver/nvidia_pytriton.libs"
   cp "$build/tools/gcomp" "$stage/bin/"
   cp "$build/triton/backends/gcomp/libtriton_gcomp.so" "$stage/backends/gcomp/"
-  for lib in $(ldd "$build/tools/gcomp" "$build/triton/backends/gcomp/libtriton_gcomp.so" | awk '/=>/ {print $3}' | sort -u); do
-    case "$(basename "$lib")" in
-      libcublas*|libcudnn*|libnvrtc*|libcuda.so*) ;;
-      *) cp -L "$lib" "$stage/lib/" ;;
-    esac
-  done
-  cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib/"
+  copy_libs "$stage/lib" "$build/tools/gcomp" "$build/triton/backends/gcomp/libtriton_gcomp.so"
   cp "$ts" "$stage/tritonserver/pytriton/tritonserver/bin/"
   for lib in $(ldd "$ts" | awk '/=>/ {print $3}' | grep nvidia_pytriton.libs); do
     cp -L "$lib" "$stage/tritonserver/nvidia_pytriton.libs/"
   done
   cp -r "$build/models/tv_small_resnet_op17_dynamic" "$stage/models/"
-  mkdir -p "$root/gpu_carry_triton"
-  tar -C "$stage" -cf - . | xz -T0 -6 > "$root/gpu_carry_triton/bundle.tar.xz"
-  rm -rf "$stage"
-  local bytes
-  bytes=$(stat -c %s "$root/gpu_carry_triton/bundle.tar.xz")
-  echo "gpu_carry_triton/bundle.tar.xz: $((bytes / 1048576)) MiB"
-  if [ "$bytes" -gt $((60 * 1048576)) ]; then echo "too large for the 64 MiB carry" >&2; exit 1; fi
-  echo "run there: tools/gpu_check.sh run-triton   (carry: gpu_carry_triton)"
+  seal "$stage" gpu_carry_triton run-triton
 }
 
 # On the GPU machine with gpu_carry_triton/ carried: tests/gpu/check_gpu_triton.py (KIND_GPU cuda

@@ -33,11 +33,11 @@ void Log(TRITONSERVER_LogLevel level, int line, const std::string& msg) {
 #define GCOMP_LOG_INFO(msg) Log(TRITONSERVER_LOG_INFO, __LINE__, (msg))
 #define GCOMP_LOG_ERROR(msg) Log(TRITONSERVER_LOG_ERROR, __LINE__, (msg))
 
-#define RETURN_IF_TRITON_ERROR(expr)         \
-  do {                                       \
-    if (TRITONSERVER_Error* e_ = (expr)) {   \
-      return e_;                             \
-    }                                        \
+#define RETURN_IF_TRITON_ERROR(expr)       \
+  do {                                     \
+    if (TRITONSERVER_Error* e_ = (expr)) { \
+      return e_;                           \
+    }                                      \
   } while (0)
 
 TRITONSERVER_Error* Error(TRITONSERVER_Error_Code code, const std::string& msg) {
@@ -47,11 +47,20 @@ TRITONSERVER_Error* Error(TRITONSERVER_Error_Code code, const std::string& msg) 
 TRITONSERVER_Error* FromStatus(const Status& st) {
   TRITONSERVER_Error_Code code = TRITONSERVER_ERROR_INTERNAL;
   switch (st.code()) {
-    case StatusCode::kInvalidArgument: code = TRITONSERVER_ERROR_INVALID_ARG; break;
-    case StatusCode::kNotFound: code = TRITONSERVER_ERROR_NOT_FOUND; break;
-    case StatusCode::kResourceExhausted: code = TRITONSERVER_ERROR_UNAVAILABLE; break;
-    case StatusCode::kUnimplemented: code = TRITONSERVER_ERROR_UNSUPPORTED; break;
-    default: break;
+    case StatusCode::kInvalidArgument:
+      code = TRITONSERVER_ERROR_INVALID_ARG;
+      break;
+    case StatusCode::kNotFound:
+      code = TRITONSERVER_ERROR_NOT_FOUND;
+      break;
+    case StatusCode::kResourceExhausted:
+      code = TRITONSERVER_ERROR_UNAVAILABLE;
+      break;
+    case StatusCode::kUnimplemented:
+      code = TRITONSERVER_ERROR_UNSUPPORTED;
+      break;
+    default:
+      break;
   }
   return Error(code, st.message());
 }
@@ -135,8 +144,8 @@ std::string CheckRequest(const ModelState& m, Pending& p) {
   std::string names;
   for (const ServedTensor& t : spec.inputs) names += (names.empty() ? "'" : ", '") + t.name + "'";
   if (count != spec.inputs.size()) {
-    return "model '" + m.name + "' takes " + std::to_string(spec.inputs.size()) + " input(s) (" + names + "), the request has " +
-           std::to_string(count);
+    return "model '" + m.name + "' takes " + std::to_string(spec.inputs.size()) + " input(s) (" + names +
+           "), the request has " + std::to_string(count);
   }
   p.buffers.assign(spec.inputs.size(), {});
   std::vector<bool> seen(spec.inputs.size(), false);
@@ -155,7 +164,8 @@ std::string CheckRequest(const ModelState& m, Pending& p) {
     }
     size_t k = 0;
     while (k < spec.inputs.size() && spec.inputs[k].name != name) ++k;
-    if (k == spec.inputs.size()) return "model '" + m.name + "' has no input '" + name + "' (its inputs: " + names + ")";
+    if (k == spec.inputs.size())
+      return "model '" + m.name + "' has no input '" + name + "' (its inputs: " + names + ")";
     if (seen[k]) return "input '" + std::string(name) + "' is given twice";
     seen[k] = true;
     const ServedTensor& t = spec.inputs[k];
@@ -207,7 +217,9 @@ std::string CheckRequest(const ModelState& m, Pending& p) {
       p.buffers[k].emplace_back(static_cast<const uint8_t*>(ptr), size);
       total += size;
     }
-    if (total != need) return "input '" + t.name + "' buffers hold " + std::to_string(total) + " bytes, expected " + std::to_string(need);
+    if (total != need)
+      return "input '" + t.name + "' buffers hold " + std::to_string(total) + " bytes, expected " +
+             std::to_string(need);
   }
   p.batch = batch;
 
@@ -306,9 +318,9 @@ std::string RunGroup(InstanceState& st, std::vector<Pending*>& group) {
         break;
       }
       TRITONBACKEND_Output* output = nullptr;
-      if (TRITONSERVER_Error* e = TRITONBACKEND_ResponseOutput(p->response, &output, t.name.c_str(),
-                                                               static_cast<TRITONSERVER_DataType>(TritonDataType(t.dtype)),
-                                                               shape.data(), static_cast<uint32_t>(shape.size()))) {
+      if (TRITONSERVER_Error* e = TRITONBACKEND_ResponseOutput(
+              p->response, &output, t.name.c_str(), static_cast<TRITONSERVER_DataType>(TritonDataType(t.dtype)),
+              shape.data(), static_cast<uint32_t>(shape.size()))) {
         p->error = Consume(e);
         break;
       }
@@ -349,8 +361,8 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
     GCOMP_LOG_ERROR("backend '" + std::string(name) + "': " + refusal);
     return Error(TRITONSERVER_ERROR_UNSUPPORTED, "backend '" + std::string(name) + "': " + refusal);
   }
-  GCOMP_LOG_INFO("backend '" + std::string(name) + "': gcomp plans; server backend API " + std::to_string(major) +
-                 "." + std::to_string(minor) + ", written for " + std::to_string(kTritonBackendApiMajor) + "." +
+  GCOMP_LOG_INFO("backend '" + std::string(name) + "': gcomp plans; server backend API " + std::to_string(major) + "." +
+                 std::to_string(minor) + ", written for " + std::to_string(kTritonBackendApiMajor) + "." +
                  std::to_string(kTritonBackendApiMinor));
   return nullptr;
 }
@@ -446,7 +458,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
     }
     options.device = device;
   } else {
-    return Error(TRITONSERVER_ERROR_INVALID_ARG, where + "instance kind must be KIND_CPU (cpu plans) or KIND_GPU (cuda plans)");
+    return Error(TRITONSERVER_ERROR_INVALID_ARG,
+                 where + "instance kind must be KIND_CPU (cpu plans) or KIND_GPU (cuda plans)");
   }
   auto session = gcomp::Session::Create(m->plan, options);
   if (!session.ok()) return FromStatus(gcomp::Status(session.status().code(), where + session.status().message()));
@@ -493,7 +506,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
   }
 
   // Good requests in arrival order, grouped up to the largest batch a run may take.
-  const int64_t max_rows = spec.plan_batches ? (spec.max_batch_size > 0 ? spec.max_batch_size : spec.plan_max_batch) : 1;
+  const int64_t max_rows =
+      spec.plan_batches ? (spec.max_batch_size > 0 ? spec.max_batch_size : spec.plan_max_batch) : 1;
   std::vector<std::vector<Pending*>> groups;
   int64_t rows = 0;
   for (Pending& p : pending) {

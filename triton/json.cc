@@ -71,11 +71,21 @@ void DumpString(const std::string& s, std::string& out) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -91,10 +101,18 @@ void DumpString(const std::string& s, std::string& out) {
 
 void DumpTo(const Json& j, std::string& out) {
   switch (j.kind()) {
-    case Json::Kind::kNull: out += "null"; break;
-    case Json::Kind::kBool: out += j.boolean() ? "true" : "false"; break;
-    case Json::Kind::kNumber: out += j.str(); break;
-    case Json::Kind::kString: DumpString(j.str(), out); break;
+    case Json::Kind::kNull:
+      out += "null";
+      break;
+    case Json::Kind::kBool:
+      out += j.boolean() ? "true" : "false";
+      break;
+    case Json::Kind::kNumber:
+      out += j.str();
+      break;
+    case Json::Kind::kString:
+      DumpString(j.str(), out);
+      break;
     case Json::Kind::kArray: {
       out += '[';
       for (size_t i = 0; i < j.items().size(); ++i) {
@@ -228,10 +246,14 @@ class JsonParser {
     for (int i = 0; i < 4; ++i) {
       const char h = s_[pos_++];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= h - '0';
-      else if (h >= 'a' && h <= 'f') v |= h - 'a' + 10;
-      else if (h >= 'A' && h <= 'F') v |= h - 'A' + 10;
-      else return Error("bad \\u escape");
+      if (h >= '0' && h <= '9')
+        v |= h - '0';
+      else if (h >= 'a' && h <= 'f')
+        v |= h - 'a' + 10;
+      else if (h >= 'A' && h <= 'F')
+        v |= h - 'A' + 10;
+      else
+        return Error("bad \\u escape");
     }
     return Status();
   }
@@ -251,14 +273,30 @@ class JsonParser {
       if (pos_ >= s_.size()) return Error("unterminated escape");
       const char e = s_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           uint32_t cp = 0;
           if (Status st = Hex4(cp); !st.ok()) return st;
@@ -271,7 +309,8 @@ class JsonParser {
           AppendUtf8(cp, out);
           break;
         }
-        default: return Error(std::string("bad escape '\\") + e + "'");
+        default:
+          return Error(std::string("bad escape '\\") + e + "'");
       }
     }
   }

@@ -44,7 +44,7 @@ class Json {
   const std::vector<Json>& items() const { return items_; }
   void Push(Json value) { items_.push_back(std::move(value)); }
 
-  const std::string& str() const { return text_; }   // a string's value
+  const std::string& str() const { return text_; }  // a string's value
   bool boolean() const { return bool_; }
   // An integer from a number or from a string holding one (protobuf writes int64 as strings).
   std::optional<int64_t> AsInt() const;

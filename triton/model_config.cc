@@ -15,7 +15,7 @@ struct TypeNames {
 };
 // TRITONSERVER_TYPE_* values: BOOL 1, UINT8 2, INT8 6, INT32 8, INT64 9, FP16 10, FP32 11, FP64 12, BF16 14.
 constexpr TypeNames kTypes[] = {
-    {DataType::kFloat32, "TYPE_FP32", 11, "FP32"}, {DataType::kFloat16, "TYPE_FP16", 10, "FP16"},
+    {DataType::kFloat32, "TYPE_FP32", 11, "FP32"},  {DataType::kFloat16, "TYPE_FP16", 10, "FP16"},
     {DataType::kBFloat16, "TYPE_BF16", 14, "BF16"}, {DataType::kFloat64, "TYPE_FP64", 12, "FP64"},
     {DataType::kInt64, "TYPE_INT64", 9, "INT64"},   {DataType::kInt32, "TYPE_INT32", 8, "INT32"},
     {DataType::kInt8, "TYPE_INT8", 6, "INT8"},      {DataType::kUInt8, "TYPE_UINT8", 2, "UINT8"},
@@ -242,12 +242,14 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
   }
   if (max_batch_size > 0 && !spec.plan_batches) {
     return Refuse(model, "config max_batch_size is " + std::to_string(max_batch_size) +
-                             ", but the plan has a fixed batch (" + (why_not.empty() ? "a static-batch model" : why_not) +
+                             ", but the plan has a fixed batch (" +
+                             (why_not.empty() ? "a static-batch model" : why_not) +
                              "): set max_batch_size 0 and give the full dims");
   }
   if (max_batch_size > plan.max_batch) {
-    return Refuse(model, "config max_batch_size " + std::to_string(max_batch_size) + " exceeds the plan's maximum batch " +
-                             std::to_string(plan.max_batch) + " (recompile with --batch to raise it)");
+    return Refuse(model, "config max_batch_size " + std::to_string(max_batch_size) +
+                             " exceeds the plan's maximum batch " + std::to_string(plan.max_batch) +
+                             " (recompile with --batch to raise it)");
   }
   spec.max_batch_size = max_batch_size;
   const bool triton_batches = max_batch_size > 0;
@@ -259,7 +261,8 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
     const bool missing = inputs ? no_inputs : no_outputs;
     if (missing) {
       if (!auto_complete) {
-        return Refuse(model, "the config lists no " + kind + "s and auto-completion is off (--disable-auto-complete-config)");
+        return Refuse(model,
+                      "the config lists no " + kind + "s and auto-completion is off (--disable-auto-complete-config)");
       }
       Json list = Json::Array();
       for (const TensorInfo& t : tensors) list.Push(TensorJson(t, triton_batches, spec.plan_batches));
@@ -275,9 +278,11 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
       if (it == tensors.end()) {
         std::string have;
         for (const TensorInfo& t : tensors) have += (have.empty() ? "'" : ", '") + t.name + "'";
-        return Refuse(model, "config " + kind + " '" + n->str() + "' is not one of the plan's " + kind + "s (" + have + ")");
+        return Refuse(model,
+                      "config " + kind + " '" + n->str() + "' is not one of the plan's " + kind + "s (" + have + ")");
       }
-      if (!named.insert(n->str()).second) return Refuse(model, "config " + kind + " '" + n->str() + "' is listed twice");
+      if (!named.insert(n->str()).second)
+        return Refuse(model, "config " + kind + " '" + n->str() + "' is listed twice");
       auto s = CheckEntry(model, kind, e, *it, triton_batches, spec.plan_batches, plan.max_batch);
       if (!s.ok()) return s.status();
     }
@@ -309,8 +314,9 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
       const Json* v = t->Find("string_value");
       auto n = v ? v->AsInt() : std::nullopt;
       if (!n || *n < 1 || *n > 1024) {
-        return Refuse(model, "parameter 'threads' must be an integer 1..1024 (parameters { key: \"threads\" value: { "
-                             "string_value: \"4\" } })");
+        return Refuse(model,
+                      "parameter 'threads' must be an integer 1..1024 (parameters { key: \"threads\" value: { "
+                      "string_value: \"4\" } })");
       }
       spec.threads = static_cast<int>(*n);
     }

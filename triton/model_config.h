@@ -58,8 +58,8 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
 std::string PlanFilename(const Json& config);
 
 // Triton's TYPE_* names and the matching TRITONSERVER_DataType values.
-const char* ConfigTypeName(DataType t);      // "TYPE_FP32"; nullptr for types Triton has no name for
-int TritonDataType(DataType t);              // TRITONSERVER_TYPE_*; 0 (INVALID) where none
+const char* ConfigTypeName(DataType t);       // "TYPE_FP32"; nullptr for types Triton has no name for
+int TritonDataType(DataType t);               // TRITONSERVER_TYPE_*; 0 (INVALID) where none
 const char* TritonTypeName(int triton_type);  // "FP32" for messages
 
 // The server's backend API version against the one this backend was written for: an empty string

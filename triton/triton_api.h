@@ -76,7 +76,7 @@ typedef enum TRITONSERVER_errorcode_enum {
 
 typedef enum TRITONBACKEND_artifacttype_enum { TRITONBACKEND_ARTIFACT_FILESYSTEM = 0 } TRITONBACKEND_ArtifactType;
 
-constexpr uint32_t kTritonRequestReleaseAll = 1;     // TRITONSERVER_REQUEST_RELEASE_ALL
+constexpr uint32_t kTritonRequestReleaseAll = 1;      // TRITONSERVER_REQUEST_RELEASE_ALL
 constexpr uint32_t kTritonResponseCompleteFinal = 1;  // TRITONSERVER_RESPONSE_COMPLETE_FINAL
 
 // Errors, logging, messages (TRITONSERVER_*).
@@ -120,16 +120,15 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportStatistics(TRITONBACKEND_Mo
                                                                 uint64_t compute_end_ns, uint64_t exec_end_ns);
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(TRITONBACKEND_ModelInstance* instance,
                                                                      uint64_t batch_size, uint64_t exec_start_ns,
-                                                                     uint64_t compute_start_ns,
-                                                                     uint64_t compute_end_ns, uint64_t exec_end_ns);
+                                                                     uint64_t compute_start_ns, uint64_t compute_end_ns,
+                                                                     uint64_t exec_end_ns);
 
 // Requests and responses.
 TRITONSERVER_Error* TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request* request, uint32_t* count);
 TRITONSERVER_Error* TRITONBACKEND_RequestInputByIndex(TRITONBACKEND_Request* request, uint32_t index,
                                                       TRITONBACKEND_Input** input);
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request* request, uint32_t* count);
-TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request* request, uint32_t index,
-                                                    const char** name);
+TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request* request, uint32_t index, const char** name);
 TRITONSERVER_Error* TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, uint32_t release_flags);
 TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, const char** name,
                                                   TRITONSERVER_DataType* datatype, const int64_t** shape,
@@ -140,8 +139,8 @@ TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input* input, uint32
 TRITONSERVER_Error* TRITONBACKEND_ResponseNew(TRITONBACKEND_Response** response, TRITONBACKEND_Request* request);
 TRITONSERVER_Error* TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response* response);
 TRITONSERVER_Error* TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response* response, TRITONBACKEND_Output** output,
-                                                 const char* name, TRITONSERVER_DataType datatype,
-                                                 const int64_t* shape, uint32_t dims_count);
+                                                 const char* name, TRITONSERVER_DataType datatype, const int64_t* shape,
+                                                 uint32_t dims_count);
 TRITONSERVER_Error* TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output* output, void** buffer, uint64_t byte_size,
                                                TRITONSERVER_MemoryType* memory_type, int64_t* memory_type_id);
 TRITONSERVER_Error* TRITONBACKEND_ResponseSend(TRITONBACKEND_Response* response, uint32_t send_flags,

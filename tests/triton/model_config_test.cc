@@ -1,35 +1,32 @@
 // The Triton backend's config logic: JSON round trips, reconciling config.pbtxt (as Triton's
 // JSON) with a plan's inputs and outputs, auto-completion, refusals, and the API version check.
+#include "triton/model_config.h"
+
 #include <gtest/gtest.h>
 
 #include "triton/json.h"
-#include "triton/model_config.h"
 #include "triton/triton_api.h"
 
 namespace gcomp::triton {
 namespace {
 
-TensorInfo Batched(const std::string& name, std::vector<int64_t> shape) {
+// A plan tensor at batch 1; `batched`: dim 0 grows by one row per batch item.
+TensorInfo Tensor(const std::string& name, std::vector<int64_t> shape, bool batched) {
   TensorInfo t;
   t.name = name;
   t.shape = shape;
   t.batch_dims.assign(shape.size(), false);
   t.per_batch.assign(shape.size(), 0);
-  t.batch_dims[0] = true;
-  t.per_batch[0] = 1;
+  t.batch_dims[0] = batched;
+  t.per_batch[0] = batched ? 1 : 0;
   return t;
 }
+TensorInfo Batched(const std::string& name, std::vector<int64_t> shape) { return Tensor(name, shape, true); }
+TensorInfo Fixed(const std::string& name, std::vector<int64_t> shape) { return Tensor(name, shape, false); }
 
-TensorInfo Fixed(const std::string& name, std::vector<int64_t> shape) {
-  TensorInfo t;
-  t.name = name;
-  t.shape = shape;
-  t.batch_dims.assign(shape.size(), false);
-  t.per_batch.assign(shape.size(), 0);
-  return t;
+PlanIo DynamicPlan() {
+  return {"cpu", 16, {Batched("x", {1, 3, 8, 8})}, {Batched("y", {1, 10}), Batched("z", {1, 4})}};
 }
-
-PlanIo DynamicPlan() { return {"cpu", 16, {Batched("x", {1, 3, 8, 8})}, {Batched("y", {1, 10}), Batched("z", {1, 4})}}; }
 PlanIo StaticPlan() { return {"cpu", 1, {Fixed("x", {2, 3, 8, 8})}, {Fixed("y", {2, 10})}}; }
 
 Json Parse(const std::string& text) {
@@ -89,9 +86,10 @@ TEST(TritonConfig, AutoCompletesAnEmptyConfigFromADynamicPlan) {
 TEST(TritonConfig, KeepsWhatTheConfigSays) {
   auto r = ReconcileConfig(
       "m",
-      Parse(R"({"max_batch_size":4,"input":[{"name":"x","data_type":"TYPE_FP32","dims":["3","8","8"]}],)"
-            R"("output":[{"name":"z","data_type":"TYPE_FP32","dims":[4]}],"dynamic_batching":{"max_queue_delay_microseconds":"100"},)"
-            R"("parameters":{"threads":{"string_value":"3"}},"default_model_filename":"r50.gplan"})"),
+      Parse(
+          R"({"max_batch_size":4,"input":[{"name":"x","data_type":"TYPE_FP32","dims":["3","8","8"]}],)"
+          R"("output":[{"name":"z","data_type":"TYPE_FP32","dims":[4]}],"dynamic_batching":{"max_queue_delay_microseconds":"100"},)"
+          R"("parameters":{"threads":{"string_value":"3"}},"default_model_filename":"r50.gplan"})"),
       DynamicPlan(), true);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->changed);
@@ -104,8 +102,8 @@ TEST(TritonConfig, KeepsWhatTheConfigSays) {
 }
 
 TEST(TritonConfig, BatchDimSpelledOutKeepsTritonFromBatching) {
-  auto r = ReconcileConfig("m", Parse(R"({"max_batch_size":0,"input":[{"name":"x","dims":[-1,3,8,8]}]})"), DynamicPlan(),
-                           true);
+  auto r = ReconcileConfig("m", Parse(R"({"max_batch_size":0,"input":[{"name":"x","dims":[-1,3,8,8]}]})"),
+                           DynamicPlan(), true);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->spec.max_batch_size, 0);
   EXPECT_TRUE(r->spec.plan_batches);
@@ -126,8 +124,9 @@ TEST(TritonConfig, StaticPlanIsServedWithFullDims) {
 
 TEST(TritonConfig, RefusesConfigsThatContradictThePlan) {
   const PlanIo plan = DynamicPlan();
-  EXPECT_EQ(Refusal(R"({"max_batch_size":32})", plan),
-            "model 'm': config max_batch_size 32 exceeds the plan's maximum batch 16 (recompile with --batch to raise it)");
+  EXPECT_EQ(
+      Refusal(R"({"max_batch_size":32})", plan),
+      "model 'm': config max_batch_size 32 exceeds the plan's maximum batch 16 (recompile with --batch to raise it)");
   EXPECT_EQ(Refusal(R"({"max_batch_size":8,"input":[{"name":"x","data_type":"TYPE_FP16","dims":[3,8,8]}]})", plan),
             "model 'm': config input 'x' has data_type TYPE_FP16, the plan's is TYPE_FP32");
   EXPECT_EQ(Refusal(R"({"max_batch_size":8,"input":[{"name":"x","dims":[3,8,9]}]})", plan),
@@ -171,7 +170,8 @@ TEST(TritonConfig, PlansTritonCannotCarryOrBatchAreRefused) {
 TEST(TritonApiVersion, RefusesAnotherMajorOrAnOlderMinor) {
   EXPECT_EQ(CheckApiVersion(1, 19, kTritonBackendApiMajor, kTritonBackendApiMinor), "");
   EXPECT_EQ(CheckApiVersion(1, 25, 1, 19), "");
-  EXPECT_EQ(CheckApiVersion(1, 17, 1, 19), "the server's backend API is 1.17; the gcomp backend needs 1.x with x >= 19");
+  EXPECT_EQ(CheckApiVersion(1, 17, 1, 19),
+            "the server's backend API is 1.17; the gcomp backend needs 1.x with x >= 19");
   EXPECT_EQ(CheckApiVersion(2, 0, 1, 19), "the server's backend API is 2.0; the gcomp backend needs 1.x with x >= 19");
 }
 
