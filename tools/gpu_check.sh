@@ -45,11 +45,11 @@ pack() {
 }
 
 # copy_libs DIR BINARY...: the shared libraries the binaries need, but the CUDA libraries the GPU
-# machine has itself, and glibc's loader.
+# machine has itself (and tritonserver's own, carried beside it), and glibc's loader.
 copy_libs() {
   local dir=$1
   shift
-  for lib in $(ldd "$@" | awk '/=>/ {print $3}' | sort -u); do
+  for lib in $(ldd "$@" | awk '/=>/ {print $3}' | grep -v nvidia_pytriton.libs | sort -u); do
     case "$(basename "$lib")" in
       libcublas*|libcudnn*|libnvrtc*|libcuda.so*) ;;  # the GPU machine's own
       *) cp -L "$lib" "$dir/" ;;
@@ -164,14 +164,14 @@ pack_triton() {
   local build=${BUILD:-$root/build}
   cmake --build "$build" --target gcomp triton_gcomp
   local ts
-  ts=$(cd "$root/tests/triton" && "$root/.venv-triton/bin/python" -c 'import triton_server; print(triton_server.tritonserver_binary())')
+  ts=$(cd "$root/tests/triton" && PYTHONDONTWRITEBYTECODE=1 "$root/.venv-triton/bin/python" -c 'import triton_server; print(triton_server.tritonserver_binary())')
   local stage
   stage=$(mktemp -d)
   mkdir -p "$stage/bin" "$stage/lib" "$stage/models" "$stage/backends/gcomp" \
     "$stage/tritonserver/pytriton/tritonserver/bin" "$stage/tritonserver/nvidia_pytriton.libs"
   cp "$build/tools/gcomp" "$stage/bin/"
   cp "$build/triton/backends/gcomp/libtriton_gcomp.so" "$stage/backends/gcomp/"
-  copy_libs "$stage/lib" "$build/tools/gcomp" "$build/triton/backends/gcomp/libtriton_gcomp.so"
+  copy_libs "$stage/lib" "$build/tools/gcomp" "$build/triton/backends/gcomp/libtriton_gcomp.so" "$ts"
   cp "$ts" "$stage/tritonserver/pytriton/tritonserver/bin/"
   for lib in $(ldd "$ts" | awk '/=>/ {print $3}' | grep nvidia_pytriton.libs); do
     cp -L "$lib" "$stage/tritonserver/nvidia_pytriton.libs/"
@@ -186,7 +186,7 @@ pack_triton() {
 # serves the cpu model alone (a check of the bundle on the build machine).
 run_triton() {
   local out=${OUT:?set OUT to the report folder}
-  py=${PYTHON:-python3}
+  local py=${PYTHON:-python3}
   local start=$SECONDS work=/tmp/gcomp_gpu_triton
   rm -rf "$work" && mkdir -p "$work"
   tar -C "$work" -xJf "$root/gpu_carry_triton/bundle.tar.xz" || { echo "no gpu_carry_triton/bundle.tar.xz" >&2; return 1; }

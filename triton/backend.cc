@@ -345,13 +345,10 @@ std::string RunGroup(InstanceState& st, std::vector<Pending*>& group) {
 }  // namespace
 }  // namespace gcomp::triton
 
-using gcomp::triton::InstanceState;
-using gcomp::triton::ModelState;
+namespace gcomp::triton {
+namespace {
 
-extern "C" {
-
-TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
-  using namespace gcomp::triton;
+TRITONSERVER_Error* InitializeImpl(TRITONBACKEND_Backend* backend) {
   const char* name = nullptr;
   RETURN_IF_TRITON_ERROR(TRITONBACKEND_BackendName(backend, &name));
   uint32_t major = 0, minor = 0;
@@ -367,10 +364,9 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend*) { return nullptr; }
+TRITONSERVER_Error* FinalizeImpl(TRITONBACKEND_Backend*) { return nullptr; }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
-  using namespace gcomp::triton;
+TRITONSERVER_Error* ModelInitializeImpl(TRITONBACKEND_Model* model) {
   const char* name = nullptr;
   uint64_t version = 0;
   TRITONBACKEND_ArtifactType artifact = TRITONBACKEND_ARTIFACT_FILESYSTEM;
@@ -387,7 +383,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
   auto state = std::make_unique<ModelState>();
   state->name = name;
   state->plan_path = std::string(location) + "/" + std::to_string(version) + "/" + PlanFilename(*config);
-  auto plan = gcomp::Plan::Load(state->plan_path);
+  auto plan = Plan::Load(state->plan_path);
   if (!plan.ok()) {
     const std::string msg = "model '" + state->name + "': " + plan.status().message();
     GCOMP_LOG_ERROR(msg);
@@ -421,15 +417,14 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model) {
+TRITONSERVER_Error* ModelFinalizeImpl(TRITONBACKEND_Model* model) {
   void* state = nullptr;
   RETURN_IF_TRITON_ERROR(TRITONBACKEND_ModelState(model, &state));
   delete static_cast<ModelState*>(state);
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance) {
-  using namespace gcomp::triton;
+TRITONSERVER_Error* ModelInstanceInitializeImpl(TRITONBACKEND_ModelInstance* instance) {
   const char* name = nullptr;
   TRITONSERVER_InstanceGroupKind kind = TRITONSERVER_INSTANCEGROUPKIND_AUTO;
   int32_t device = 0;
@@ -444,7 +439,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
   const std::string target = m->plan->target();
   const bool cpu_plan = target == "cpu";
   const std::string where = "model '" + m->name + "' instance '" + name + "': ";
-  gcomp::SessionOptions options;
+  SessionOptions options;
   if (kind == TRITONSERVER_INSTANCEGROUPKIND_CPU) {
     if (!cpu_plan) {
       return Error(TRITONSERVER_ERROR_INVALID_ARG,
@@ -461,8 +456,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
     return Error(TRITONSERVER_ERROR_INVALID_ARG,
                  where + "instance kind must be KIND_CPU (cpu plans) or KIND_GPU (cuda plans)");
   }
-  auto session = gcomp::Session::Create(m->plan, options);
-  if (!session.ok()) return FromStatus(gcomp::Status(session.status().code(), where + session.status().message()));
+  auto session = Session::Create(m->plan, options);
+  if (!session.ok()) return FromStatus(Status(session.status().code(), where + session.status().message()));
   auto state = std::make_unique<InstanceState>();
   state->model = m;
   state->name = name;
@@ -475,24 +470,30 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance) {
+TRITONSERVER_Error* ModelInstanceFinalizeImpl(TRITONBACKEND_ModelInstance* instance) {
   void* state = nullptr;
   RETURN_IF_TRITON_ERROR(TRITONBACKEND_ModelInstanceState(instance, &state));
   delete static_cast<InstanceState*>(state);
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstance* instance,
-                                                       TRITONBACKEND_Request** requests, uint32_t request_count) {
-  using namespace gcomp::triton;
+TRITONSERVER_Error* ModelInstanceExecuteImpl(TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request** requests,
+                                             uint32_t request_count) {
   const uint64_t exec_start = NowNs();
   void* vstate = nullptr;
   RETURN_IF_TRITON_ERROR(TRITONBACKEND_ModelInstanceState(instance, &vstate));
   InstanceState& st = *static_cast<InstanceState*>(vstate);
   const ServingSpec& spec = st.model->spec;
 
-  // From here on the requests are ours: every one gets a response (if one can be made) and is released.
-  std::vector<Pending> pending(request_count);
+  std::vector<Pending> pending;
+  try {
+    pending.resize(request_count);
+  } catch (const std::exception& e) {
+    return Error(TRITONSERVER_ERROR_UNAVAILABLE,
+                 std::string("gcomp backend: ") + e.what());  // Triton keeps the requests
+  }
+  // From here on the requests are ours: every one gets a response (if one can be made) and is
+  // released, whatever is thrown.
   for (uint32_t i = 0; i < request_count; ++i) {
     Pending& p = pending[i];
     p.request = requests[i];
@@ -502,25 +503,42 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
       p.error = "no response";
       continue;
     }
-    p.error = CheckRequest(*st.model, p);
+    try {
+      p.error = CheckRequest(*st.model, p);
+    } catch (const std::exception& e) {
+      p.error = std::string("model '") + st.model->name + "': " + e.what();
+      p.code = TRITONSERVER_ERROR_INTERNAL;
+    }
   }
 
   // Good requests in arrival order, grouped up to the largest batch a run may take.
   const int64_t max_rows =
       spec.plan_batches ? (spec.max_batch_size > 0 ? spec.max_batch_size : spec.plan_max_batch) : 1;
   std::vector<std::vector<Pending*>> groups;
-  int64_t rows = 0;
-  for (Pending& p : pending) {
-    if (!p.error.empty()) continue;
-    if (groups.empty() || rows + p.batch > max_rows) {
-      groups.emplace_back();
-      rows = 0;
+  try {
+    int64_t rows = 0;
+    for (Pending& p : pending) {
+      if (!p.error.empty()) continue;
+      if (groups.empty() || rows + p.batch > max_rows) {
+        groups.emplace_back();
+        rows = 0;
+      }
+      groups.back().push_back(&p);
+      rows += p.batch;
     }
-    groups.back().push_back(&p);
-    rows += p.batch;
+  } catch (const std::exception& e) {
+    groups.clear();
+    for (Pending& p : pending) {
+      if (p.error.empty()) p.error = std::string("gcomp backend: ") + e.what();
+    }
   }
   for (std::vector<Pending*>& group : groups) {
-    const std::string failed = RunGroup(st, group);
+    std::string failed;
+    try {
+      failed = RunGroup(st, group);
+    } catch (const std::exception& e) {
+      failed = std::string("run failed: ") + e.what();
+    }
     uint64_t batch = 0;
     for (Pending* p : group) {
       batch += static_cast<uint64_t>(p->batch);
@@ -559,6 +577,50 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     }
   }
   return nullptr;
+}
+
+// Every entry point turns an exception into an error (none may cross into the server).
+template <typename F>
+TRITONSERVER_Error* Guard(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return Error(TRITONSERVER_ERROR_INTERNAL, std::string("gcomp backend: ") + what + ": " + e.what());
+  } catch (...) {
+    return Error(TRITONSERVER_ERROR_INTERNAL, std::string("gcomp backend: ") + what + ": unknown exception");
+  }
+}
+
+}  // namespace
+}  // namespace gcomp::triton
+
+extern "C" {
+
+using gcomp::triton::Guard;
+
+TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
+  return Guard("initialize", [&] { return gcomp::triton::InitializeImpl(backend); });
+}
+TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend* backend) {
+  return Guard("finalize", [&] { return gcomp::triton::FinalizeImpl(backend); });
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
+  return Guard("model initialize", [&] { return gcomp::triton::ModelInitializeImpl(model); });
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model) {
+  return Guard("model finalize", [&] { return gcomp::triton::ModelFinalizeImpl(model); });
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance) {
+  return Guard("instance initialize", [&] { return gcomp::triton::ModelInstanceInitializeImpl(instance); });
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance) {
+  return Guard("instance finalize", [&] { return gcomp::triton::ModelInstanceFinalizeImpl(instance); });
+}
+// Execute catches inside (once it owns the requests it must answer and release them); what is
+// caught here happened before that, so Triton keeps the requests.
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstance* instance,
+                                                       TRITONBACKEND_Request** requests, uint32_t request_count) {
+  return Guard("execute", [&] { return gcomp::triton::ModelInstanceExecuteImpl(instance, requests, request_count); });
 }
 
 }  // extern "C"

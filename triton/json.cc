@@ -207,7 +207,9 @@ class JsonParser {
       while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
       return pos_ > d;
     };
+    const size_t first = pos_;
     if (!digits()) return Error("expected a value");
+    if (s_[first] == '0' && pos_ - first > 1) return Error("a number with a leading zero");
     if (pos_ < s_.size() && s_[pos_] == '.') {
       ++pos_;
       if (!digits()) return Error("expected digits after '.'");
@@ -300,8 +302,10 @@ class JsonParser {
         case 'u': {
           uint32_t cp = 0;
           if (Status st = Hex4(cp); !st.ok()) return st;
-          if (cp >= 0xD800 && cp < 0xDC00 && Consume("\\u")) {
+          if (cp >= 0xDC00 && cp < 0xE000) return Error("lone low surrogate");
+          if (cp >= 0xD800 && cp < 0xDC00) {
             uint32_t low = 0;
+            if (!Consume("\\u")) return Error("lone high surrogate");
             if (Status st = Hex4(low); !st.ok()) return st;
             if (low < 0xDC00 || low >= 0xE000) return Error("bad surrogate pair");
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);

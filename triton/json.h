@@ -42,6 +42,7 @@ class Json {
   const std::vector<std::pair<std::string, Json>>& members() const { return members_; }
 
   const std::vector<Json>& items() const { return items_; }
+  std::vector<Json>& mutable_items() { return items_; }
   void Push(Json value) { items_.push_back(std::move(value)); }
 
   const std::string& str() const { return text_; }  // a string's value

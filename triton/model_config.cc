@@ -85,7 +85,8 @@ Json DimsJson(const std::vector<int64_t>& dims) {
 }
 
 // The dims a config entry for `t` has: without the batch dim when Triton batches; -1 for the
-// batch dim of a batching plan that Triton does not batch.
+// batch dim of a batching plan that Triton does not batch. Triton needs at least one dim, so a
+// tensor with none left is given as [1] with `reshape: { shape: [] }` (the backend sees it as []).
 std::vector<int64_t> ConfigDims(const TensorInfo& t, bool triton_batches, bool plan_batches) {
   if (triton_batches) return std::vector<int64_t>(t.shape.begin() + 1, t.shape.end());
   std::vector<int64_t> dims = t.shape;
@@ -93,11 +94,26 @@ std::vector<int64_t> ConfigDims(const TensorInfo& t, bool triton_batches, bool p
   return dims;
 }
 
+// Fills in an entry's data_type and/or dims (with the reshape a tensor without dims needs).
+void SetTensorFields(Json& e, const TensorInfo& t, bool triton_batches, bool plan_batches, bool type = true,
+                     bool shape = true) {
+  if (type) e.Set("data_type", Json::String(FindType(t.dtype)->config));
+  if (!shape) return;
+  const std::vector<int64_t> dims = ConfigDims(t, triton_batches, plan_batches);
+  if (dims.empty()) {
+    e.Set("dims", DimsJson({1}));
+    Json reshape = Json::Object();
+    reshape.Set("shape", Json::Array());
+    e.Set("reshape", std::move(reshape));
+  } else {
+    e.Set("dims", DimsJson(dims));
+  }
+}
+
 Json TensorJson(const TensorInfo& t, bool triton_batches, bool plan_batches) {
   Json e = Json::Object();
   e.Set("name", Json::String(t.name));
-  e.Set("data_type", Json::String(FindType(t.dtype)->config));
-  e.Set("dims", DimsJson(ConfigDims(t, triton_batches, plan_batches)));
+  SetTensorFields(e, t, triton_batches, plan_batches);
   return e;
 }
 
@@ -119,11 +135,13 @@ Result<ServedTensor> CheckEntry(const std::string& model, const std::string& kin
                                 const TensorInfo& t, bool triton_batches, bool plan_batches, int64_t plan_max) {
   const std::string where = "config " + kind + " '" + t.name + "'";
   ServedTensor s{t.name, t.dtype, {}, t.shape, true};
-  if (const Json* dt = entry.Find("data_type")) {
-    const char* want = FindType(t.dtype)->config;
-    if (dt->str() != want) {
-      return Refuse(model, where + " has data_type " + dt->str() + ", the plan's is " + want);
-    }
+  const Json* dt = entry.Find("data_type");
+  const char* want_type = FindType(t.dtype)->config;
+  if (!dt || dt->str().empty() || dt->str() == "TYPE_INVALID") {
+    return Refuse(model, where + " gives no data_type (the plan's is " + want_type + ")");
+  }
+  if (dt->str() != want_type) {
+    return Refuse(model, where + " has data_type " + dt->str() + ", the plan's is " + want_type);
   }
   for (const char* flag : {"allow_ragged_batch", "is_shape_tensor", "optional"}) {
     const Json* f = entry.Find(flag);
@@ -131,12 +149,20 @@ Result<ServedTensor> CheckEntry(const std::string& model, const std::string& kin
       return Refuse(model, where + " sets '" + flag + "', which the gcomp backend does not support");
     }
   }
-  if (const Json* r = entry.Find("reshape"); r && r->is_object() && !r->members().empty()) {
-    return Refuse(model, where + " has a 'reshape', which the gcomp backend does not support");
+  std::vector<int64_t> want = ConfigDims(t, triton_batches, false);
+  // The one reshape the backend takes: dims [1] for a tensor with no dims (see ConfigDims).
+  const Json* r = entry.Find("reshape");
+  const bool reshaped = r && r->is_object() && !r->members().empty();
+  if (reshaped) {
+    const Json* shape = r->Find("shape");
+    if (!want.empty() || !shape || !shape->is_array() || !shape->items().empty()) {
+      return Refuse(model, where + " has a 'reshape', which the gcomp backend takes only as dims [1] with reshape: "
+                                   "{ shape: [] } for a tensor without dims");
+    }
+    want = {1};
   }
   auto dims = ReadDims(model, where, entry);
   if (!dims.ok()) return dims.status();
-  const std::vector<int64_t> want = ConfigDims(t, triton_batches, false);
   bool match = dims->size() == want.size();
   for (size_t k = 0; match && k < want.size(); ++k) {
     const int64_t d = (*dims)[k];
@@ -202,6 +228,9 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
         return Refuse(model, "the plan's '" + t.name + "' is " + DataTypeName(t.dtype) + ", which Triton cannot carry");
       }
     }
+  }
+  if (plan.inputs.empty() || plan.outputs.empty()) {
+    return Refuse(model, "the plan has no inputs or no outputs; Triton serves tensors in and out");
   }
   std::string why_not;
   spec.plan_batches = PlanBatchesOnDim0(plan, why_not);
@@ -269,9 +298,9 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
       cfg.Set(kind, std::move(list));
       out.changed = true;
     }
-    const Json& list = *cfg.Find(kind);
+    Json& list = *cfg.Find(kind);
     std::set<std::string> named;
-    for (const Json& e : list.items()) {
+    for (Json& e : list.mutable_items()) {
       const Json* n = e.Find("name");
       if (!n || n->kind() != Json::Kind::kString) return Refuse(model, "a config " + kind + " has no name");
       auto it = std::find_if(tensors.begin(), tensors.end(), [&](const TensorInfo& t) { return t.name == n->str(); });
@@ -281,8 +310,18 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
         return Refuse(model,
                       "config " + kind + " '" + n->str() + "' is not one of the plan's " + kind + "s (" + have + ")");
       }
-      if (!named.insert(n->str()).second)
+      if (!named.insert(n->str()).second) {
         return Refuse(model, "config " + kind + " '" + n->str() + "' is listed twice");
+      }
+      // Triton writes every field: an entry that names a tensor only has data_type TYPE_INVALID and dims [].
+      const Json* dt = e.Find("data_type");
+      const Json* dims = e.Find("dims");
+      const bool no_type = !dt || dt->str().empty() || dt->str() == "TYPE_INVALID";
+      const bool no_dims = !dims || (dims->is_array() && dims->items().empty());
+      if (auto_complete && (no_type || no_dims)) {
+        SetTensorFields(e, *it, triton_batches, spec.plan_batches, no_type, no_dims);
+        out.changed = true;
+      }
       auto s = CheckEntry(model, kind, e, *it, triton_batches, spec.plan_batches, plan.max_batch);
       if (!s.ok()) return s.status();
     }

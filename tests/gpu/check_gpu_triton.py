@@ -136,6 +136,8 @@ def main():
         sizes = sorted({int(b["batch_size"]) for b in stats["batch_stats"]})
         print(f"{busy}: 8 clients x 25 requests: {200 - len(bad)} matched, batch sizes executed {sizes}")
         failures += bad[:5]
+        if max(sizes) < 2:
+            failures.append(f"{busy}: the dynamic batcher formed no batch of more than one row")
         for what, arr in (("batch over the maximum", np.zeros((MAX_BATCH + 1, *x.shape[1:]), np.float32)),
                           ("wrong shape", np.zeros((1, *x.shape[1:-1]), np.float32))):
             try:

@@ -53,7 +53,8 @@ TEST(TritonJson, RoundTripsTritonsConfigJson) {
 }
 
 TEST(TritonJson, RefusesMalformedText) {
-  for (const char* bad : {"", "{", "{\"a\" 1}", "[1,]", "{\"a\":1}x", "\"\\q\"", "\"abc", "[01x]", "-", "tru"}) {
+  for (const char* bad : {"", "{", "{\"a\" 1}", "[1,]", "{\"a\":1}x", "\"\\q\"", "\"abc", "[01]", "-", "tru",
+                          "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\u12\""}) {
     EXPECT_FALSE(Json::Parse(bad).ok()) << bad;
   }
   std::string deep(100, '[');
@@ -151,12 +152,56 @@ TEST(TritonConfig, WithoutAutoCompletionTheConfigMustListTheTensors) {
             "model 'm': the config lists no inputs and auto-completion is off (--disable-auto-complete-config)");
   PlanIo two = DynamicPlan();
   two.inputs.push_back(Batched("mask", {1, 8}));
-  EXPECT_EQ(Refusal(R"({"max_batch_size":8,"input":[{"name":"x","dims":[3,8,8]}],"output":[{"name":"y","dims":[10]}]})",
+  EXPECT_EQ(Refusal(R"({"max_batch_size":8,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[3,8,8]}],)"
+                    R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[10]}]})",
                     two, false),
             "model 'm': the config does not list the plan's input 'mask'");
 }
 
+// What Triton sends for entries that name a tensor only: every field, data_type TYPE_INVALID, dims [].
+TEST(TritonConfig, EntriesThatNameATensorOnlyAreFilledIn) {
+  const std::string config =
+      R"({"name":"m","max_batch_size":0,"input":[{"name":"x","data_type":"TYPE_INVALID","format":"FORMAT_NONE",)"
+      R"("dims":[],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false}],)"
+      R"("output":[{"name":"z","data_type":"TYPE_FP32","dims":[],"label_filename":"","is_shape_tensor":false}]})";
+  auto r = ReconcileConfig("m", Parse(config), DynamicPlan(), true);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->changed);
+  const Json& in = r->config.Find("input")->items().at(0);
+  EXPECT_EQ(in.Find("data_type")->str(), "TYPE_FP32");
+  EXPECT_EQ(in.Find("dims")->Dump(), "[3,8,8]");
+  EXPECT_EQ(r->config.Find("output")->items().at(0).Find("dims")->Dump(), "[4]");
+  EXPECT_EQ(r->spec.max_batch_size, 16);
+  // Without auto-completion the same config is refused.
+  EXPECT_EQ(Refusal(config, DynamicPlan(), false), "model 'm': config input 'x' gives no data_type (the plan's is TYPE_FP32)");
+  // A given type is checked, not overwritten, when only the dims are filled in.
+  EXPECT_EQ(Refusal(R"({"input":[{"name":"x","data_type":"TYPE_INT64","dims":[]}]})", DynamicPlan()),
+            "model 'm': config input 'x' has data_type TYPE_INT64, the plan's is TYPE_FP32");
+}
+
+// Triton needs at least one dim: a batched [N] tensor is dims [1] with reshape { shape: [] }.
+TEST(TritonConfig, TensorsWithoutDimsAreReshaped) {
+  PlanIo plan = DynamicPlan();
+  plan.outputs.push_back(Batched("label", {1}));
+  auto r = ReconcileConfig("m", Parse("{}"), plan, true);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Json& label = r->config.Find("output")->items().at(2);
+  EXPECT_EQ(label.Find("dims")->Dump(), "[1]");
+  EXPECT_EQ(label.Find("reshape")->Dump(), R"({"shape":[]})");
+  auto again = ReconcileConfig("m", Parse(r->config.Dump()), plan, false);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->spec.outputs[2].plan_shape, std::vector<int64_t>{1});
+  EXPECT_EQ(Refusal(R"({"max_batch_size":8,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[3,8,8],)"
+                    R"("reshape":{"shape":[192]}}]})",
+                    plan),
+            "model 'm': config input 'x' has a 'reshape', which the gcomp backend takes only as dims [1] with "
+            "reshape: { shape: [] } for a tensor without dims");
+}
+
 TEST(TritonConfig, PlansTritonCannotCarryOrBatchAreRefused) {
+  PlanIo none = DynamicPlan();
+  none.inputs.clear();
+  EXPECT_EQ(Refusal("{}", none), "model 'm': the plan has no inputs or no outputs; Triton serves tensors in and out");
   PlanIo fp8 = DynamicPlan();
   fp8.outputs[0].dtype = DataType::kFloat8E4M3;
   EXPECT_NE(Refusal("{}", fp8).find("which Triton cannot carry"), std::string::npos);

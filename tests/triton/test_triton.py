@@ -348,8 +348,10 @@ def test_server_starts_and_stops_cleanly(server):
     triton_server.write_model(repo, "resnet", 'backend: "gcomp"\ninstance_group [ { kind: KIND_CPU } ]\n',
                               plan_from=plan_path(SERVED["resnet"][0]))
     srv = triton_server.Server(repo, BACKENDS, os.path.join(WORK, "tritonserver_small.log"))
-    srv.wait_ready(["resnet"])
-    assert "backend 'gcomp': gcomp plans; server backend API 1." in srv.read_log()
-    code, leftovers = srv.stop()
+    try:
+        srv.wait_ready(["resnet"])
+        assert "backend 'gcomp': gcomp plans; server backend API 1." in srv.read_log()
+    finally:
+        code, leftovers = srv.stop()
     assert code == 0, srv.read_log()[-4000:]
     assert not leftovers
