@@ -78,15 +78,6 @@ uint64_t NowNs() {
           .count());
 }
 
-std::string DimsText(const int64_t* dims, size_t n) {
-  std::string s = "[";
-  for (size_t i = 0; i < n; ++i) {
-    if (i) s += ',';
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
 int64_t Elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <set>
+#include <map>
 
 namespace gcomp::triton {
 namespace {
@@ -11,15 +11,14 @@ struct TypeNames {
   DataType dtype;
   const char* config;  // ModelConfig's DataType enum name
   int triton;          // TRITONSERVER_DataType
-  const char* wire;    // the protocol's name
 };
 // TRITONSERVER_TYPE_* values: BOOL 1, UINT8 2, INT8 6, INT32 8, INT64 9, FP16 10, FP32 11, FP64 12, BF16 14.
 constexpr TypeNames kTypes[] = {
-    {DataType::kFloat32, "TYPE_FP32", 11, "FP32"},  {DataType::kFloat16, "TYPE_FP16", 10, "FP16"},
-    {DataType::kBFloat16, "TYPE_BF16", 14, "BF16"}, {DataType::kFloat64, "TYPE_FP64", 12, "FP64"},
-    {DataType::kInt64, "TYPE_INT64", 9, "INT64"},   {DataType::kInt32, "TYPE_INT32", 8, "INT32"},
-    {DataType::kInt8, "TYPE_INT8", 6, "INT8"},      {DataType::kUInt8, "TYPE_UINT8", 2, "UINT8"},
-    {DataType::kBool, "TYPE_BOOL", 1, "BOOL"},
+    {DataType::kFloat32, "TYPE_FP32", 11},  {DataType::kFloat16, "TYPE_FP16", 10},
+    {DataType::kBFloat16, "TYPE_BF16", 14}, {DataType::kFloat64, "TYPE_FP64", 12},
+    {DataType::kInt64, "TYPE_INT64", 9},    {DataType::kInt32, "TYPE_INT32", 8},
+    {DataType::kInt8, "TYPE_INT8", 6},      {DataType::kUInt8, "TYPE_UINT8", 2},
+    {DataType::kBool, "TYPE_BOOL", 1},
 };
 
 const TypeNames* FindType(DataType t) {
@@ -27,15 +26,6 @@ const TypeNames* FindType(DataType t) {
     if (n.dtype == t) return &n;
   }
   return nullptr;
-}
-
-std::string DimsText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
 }
 
 Status Refuse(const std::string& model, const std::string& what) {
@@ -156,8 +146,9 @@ Result<ServedTensor> CheckEntry(const std::string& model, const std::string& kin
   if (reshaped) {
     const Json* shape = r->Find("shape");
     if (!want.empty() || !shape || !shape->is_array() || !shape->items().empty()) {
-      return Refuse(model, where + " has a 'reshape', which the gcomp backend takes only as dims [1] with reshape: "
-                                   "{ shape: [] } for a tensor without dims");
+      return Refuse(model, where +
+                               " has a 'reshape', which the gcomp backend takes only as dims [1] with reshape: "
+                               "{ shape: [] } for a tensor without dims");
     }
     want = {1};
   }
@@ -184,6 +175,15 @@ Result<ServedTensor> CheckEntry(const std::string& model, const std::string& kin
 }
 
 }  // namespace
+
+std::string DimsText(const int64_t* dims, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
 
 PlanIo DescribePlan(const Plan& plan) { return PlanIo{plan.target(), plan.max_batch(), plan.inputs(), plan.outputs()}; }
 
@@ -299,7 +299,7 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
       out.changed = true;
     }
     Json& list = *cfg.Find(kind);
-    std::set<std::string> named;
+    std::map<std::string, ServedTensor> named;  // the checked entries
     for (Json& e : list.mutable_items()) {
       const Json* n = e.Find("name");
       if (!n || n->kind() != Json::Kind::kString) return Refuse(model, "a config " + kind + " has no name");
@@ -310,7 +310,7 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
         return Refuse(model,
                       "config " + kind + " '" + n->str() + "' is not one of the plan's " + kind + "s (" + have + ")");
       }
-      if (!named.insert(n->str()).second) {
+      if (named.count(n->str())) {
         return Refuse(model, "config " + kind + " '" + n->str() + "' is listed twice");
       }
       // Triton writes every field: an entry that names a tensor only has data_type TYPE_INVALID and dims [].
@@ -324,6 +324,7 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
       }
       auto s = CheckEntry(model, kind, e, *it, triton_batches, spec.plan_batches, plan.max_batch);
       if (!s.ok()) return s.status();
+      named.emplace(it->name, std::move(*s));  // not n: filling the entry in may have moved its members
     }
     if (inputs && named.size() != tensors.size()) {
       for (const TensorInfo& t : tensors) {
@@ -332,13 +333,11 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
     }
     // Served tensors in the plan's order; outputs the config leaves out are still known (not served).
     for (const TensorInfo& t : tensors) {
-      const Json* entry = nullptr;
-      for (const Json& e : list.items()) {
-        if (e.Find("name")->str() == t.name) entry = &e;
-      }
-      ServedTensor s{t.name, t.dtype, ConfigDims(t, triton_batches, spec.plan_batches), t.shape, entry != nullptr};
-      if (entry) s = *CheckEntry(model, kind, *entry, t, triton_batches, spec.plan_batches, plan.max_batch);
-      (inputs ? spec.inputs : spec.outputs).push_back(std::move(s));
+      auto it = named.find(t.name);
+      (inputs ? spec.inputs : spec.outputs)
+          .push_back(it != named.end() ? it->second
+                                       : ServedTensor{t.name, t.dtype, ConfigDims(t, triton_batches, spec.plan_batches),
+                                                      t.shape, false});
     }
   }
 

@@ -57,6 +57,10 @@ Result<ReconciledConfig> ReconcileConfig(const std::string& model, const Json& c
 // The plan file named by the config ("default_model_filename", else model.gplan).
 std::string PlanFilename(const Json& config);
 
+// "[1,3,224,224]" for messages.
+std::string DimsText(const int64_t* dims, size_t n);
+inline std::string DimsText(const std::vector<int64_t>& dims) { return DimsText(dims.data(), dims.size()); }
+
 // Triton's TYPE_* names and the matching TRITONSERVER_DataType values.
 const char* ConfigTypeName(DataType t);       // "TYPE_FP32"; nullptr for types Triton has no name for
 int TritonDataType(DataType t);               // TRITONSERVER_TYPE_*; 0 (INVALID) where none

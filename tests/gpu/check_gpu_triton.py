@@ -19,14 +19,12 @@ import concurrent.futures
 import json
 import os
 import shutil
-import subprocess
 import sys
 import urllib.error
 import urllib.request
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "triton"))
 import triton_server  # noqa: E402
@@ -35,22 +33,8 @@ FIXTURE = "tv_small_resnet_op17_dynamic"
 MAX_BATCH = 8
 
 
-def read_pb(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
-
-
 def gcomp_run(gcomp, plan, name, x, work):
-    d = os.path.join(work, "run")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    with open(os.path.join(d, "x.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x).SerializeToString())
-    subprocess.run([gcomp, "run", plan, "--input", f"{name}={d}/x.pb", "--output-dir", d], check=True,
-                   stdout=subprocess.DEVNULL)
-    return read_pb(os.path.join(d, "output_0.pb"))
+    return triton_server.gcomp_run(gcomp, plan, name, x, work)[0]
 
 
 def infer(srv, model, name, x):
@@ -82,7 +66,7 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     onnx_path = os.path.join(a.models, FIXTURE, "model.onnx")
     name = onnx.load(onnx_path).graph.input[0].name
-    x = read_pb(os.path.join(a.models, FIXTURE, "test_data_set_0", "input_0.pb"))
+    x = triton_server.read_pb(os.path.join(a.models, FIXTURE, "test_data_set_0", "input_0.pb"))
     repo = os.path.join(a.work, "repo")
     shutil.rmtree(repo, ignore_errors=True)
     # model -> (compile options, instance kind, tolerance relative to max |output|)

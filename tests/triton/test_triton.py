@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 import urllib.error
@@ -18,7 +17,6 @@ import urllib.request
 import numpy as np
 import onnx
 import pytest
-from onnx import numpy_helper
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
@@ -56,30 +54,12 @@ def output_name(fixture):
 
 
 def fixture_input(fixture):
-    t = onnx.TensorProto()
-    with open(os.path.join(MODELS, fixture, "test_data_set_0", "input_0.pb"), "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
+    return triton_server.read_pb(os.path.join(MODELS, fixture, "test_data_set_0", "input_0.pb"))
 
 
 def gcomp_run(fixture, x):
     """`gcomp run` of the fixture's plan on `x`: the outputs, in the plan's order."""
-    d = tempfile.mkdtemp(dir=WORK)
-    inp = os.path.join(d, "input_0.pb")
-    with open(inp, "wb") as f:
-        f.write(numpy_helper.from_array(x).SerializeToString())
-    subprocess.run([GCOMP, "run", plan_path(fixture), "--input", f"{input_name(fixture)}={inp}", "--output-dir", d],
-                   check=True, stdout=subprocess.DEVNULL)
-    outs = []
-    k = 0
-    while os.path.exists(os.path.join(d, f"output_{k}.pb")):
-        t = onnx.TensorProto()
-        with open(os.path.join(d, f"output_{k}.pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        outs.append(numpy_helper.to_array(t))
-        k += 1
-    shutil.rmtree(d)
-    return outs
+    return triton_server.gcomp_run(GCOMP, plan_path(fixture), input_name(fixture), x, WORK)
 
 
 def assert_fp32_close(got, want, what):

@@ -9,6 +9,8 @@ import sys
 import time
 import urllib.request
 import json
+import shutil
+import tempfile
 
 
 def tritonserver_binary():
@@ -21,6 +23,33 @@ def tritonserver_binary():
     if not os.access(path, os.X_OK):
         sys.exit("no tritonserver binary at " + path)
     return path
+
+
+def read_pb(path):
+    """An ONNX TensorProto file as a numpy array."""
+    import onnx
+    from onnx import numpy_helper
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def gcomp_run(gcomp, plan, name, x, work):
+    """`gcomp run PLAN --input NAME=x` in a scratch folder under `work`: the outputs, in the plan's order."""
+    from onnx import numpy_helper
+    d = tempfile.mkdtemp(dir=work)
+    try:
+        with open(os.path.join(d, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x).SerializeToString())
+        subprocess.run([gcomp, "run", plan, "--input", f"{name}={d}/input_0.pb", "--output-dir", d], check=True,
+                       stdout=subprocess.DEVNULL)
+        outs = []
+        while os.path.exists(os.path.join(d, f"output_{len(outs)}.pb")):
+            outs.append(read_pb(os.path.join(d, f"output_{len(outs)}.pb")))
+        return outs
+    finally:
+        shutil.rmtree(d)
 
 
 def free_port():
