@@ -10,9 +10,12 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
+#include <optional>
 #include <random>
 
 #include "runtime/cpu/own/entries.h"
+#include "runtime/cpu/own/simd.h"
 #include "tests/graph/op_test_util.h"
 
 namespace gcomp::testing {
@@ -139,6 +142,25 @@ void Check(const std::string& id, const std::string& op, const std::vector<OpInp
   }
 }
 
+// Runs `body` once per SIMD level this CPU has, each kernel created under a cap at that level, so
+// every form of a kernel (AVX2, AVX-512, AVX512-BF16, AMX-BF16) is checked on one machine.
+void ForEachSimdLevel(const std::function<void()>& body) {
+  using cpu::own::SimdLevel;
+  for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512, SimdLevel::kAvx512Bf16, SimdLevel::kAmxBf16}) {
+    cpu::own::CapSimdLevelForTesting(level);
+    if (cpu::own::CpuSimdLevel() != level) continue;  // beyond this CPU
+    SCOPED_TRACE(cpu::own::SimdLevelName(level));
+    body();
+  }
+  cpu::own::CapSimdLevelForTesting(SimdLevel::kAmxBf16);
+}
+
+// Check() for each SIMD level.
+void CheckEveryForm(const std::string& id, const std::string& op, const std::vector<OpInput>& inputs,
+                    const Attributes& attrs) {
+  ForEachSimdLevel([&] { Check(id, op, inputs, attrs); });
+}
+
 // ---- Attention ----------------------------------------------------------------------------
 
 Attributes Heads(int64_t q, int64_t kv) {
@@ -150,7 +172,7 @@ Attributes Heads(int64_t q, int64_t kv) {
 
 TEST(OwnAttention, Packed3dBatch2) {
   const int64_t b = 2, s = 197, h = 3, d = 64;
-  Check("cpu.attention", "Attention",
+  CheckEveryForm("cpu.attention", "Attention",
         {In("q", Random(DType::kF32, {b, s, h * d}, 1)), In("k", Random(DType::kF32, {b, s, h * d}, 2)),
          In("v", Random(DType::kF32, {b, s, h * d}, 3))},
         Heads(h, h));
@@ -159,7 +181,7 @@ TEST(OwnAttention, Packed3dBatch2) {
 TEST(OwnAttention, Heads4dCustomScale) {
   Attributes a;
   a.Set("scale", 0.3f);
-  Check("cpu.attention", "Attention",
+  CheckEveryForm("cpu.attention", "Attention",
         {In("q", Random(DType::kF32, {2, 4, 197, 64}, 4)), In("k", Random(DType::kF32, {2, 4, 197, 64}, 5)),
          In("v", Random(DType::kF32, {2, 4, 197, 64}, 6))},
         a);
@@ -167,11 +189,11 @@ TEST(OwnAttention, Heads4dCustomScale) {
 
 TEST(OwnAttention, GroupedQueryOddSizes) {
   // 4 query heads on 2 kv heads, head size 40, v head size 24, 50 queries over 131 keys.
-  Check("cpu.attention", "Attention",
+  CheckEveryForm("cpu.attention", "Attention",
         {In("q", Random(DType::kF32, {2, 4, 50, 40}, 7)), In("k", Random(DType::kF32, {2, 2, 131, 40}, 8)),
          In("v", Random(DType::kF32, {2, 2, 131, 24}, 9))},
         Attributes());
-  Check("cpu.attention", "Attention",
+  CheckEveryForm("cpu.attention", "Attention",
         {In("q", Random(DType::kF32, {1, 5, 4 * 40}, 10)), In("k", Random(DType::kF32, {1, 7, 2 * 40}, 11)),
          In("v", Random(DType::kF32, {1, 7, 2 * 24}, 12))},
         Heads(4, 2));
@@ -181,7 +203,7 @@ TEST(OwnAttention, LargeScoresStayStable) {
   // Scores of order 100: the online softmax must rescale without overflow.
   Attributes a;
   a.Set("scale", 4.0f);
-  Check("cpu.attention", "Attention",
+  CheckEveryForm("cpu.attention", "Attention",
         {In("q", Random(DType::kF32, {1, 2, 130, 16}, 13)), In("k", Random(DType::kF32, {1, 2, 130, 16}, 14)),
          In("v", Random(DType::kF32, {1, 2, 130, 16}, 15))},
         a);
@@ -189,11 +211,38 @@ TEST(OwnAttention, LargeScoresStayStable) {
 
 TEST(OwnAttention, HalfAndBFloat16Storage) {
   for (DType t : {DType::kF16, DType::kBF16}) {
-    Check("cpu.attention", "Attention",
+    CheckEveryForm("cpu.attention", "Attention",
           {In("q", Random(t, {1, 70, 2 * 64}, 16)), In("k", Random(t, {1, 70, 2 * 64}, 17)),
            In("v", Random(t, {1, 70, 2 * 64}, 18))},
           Heads(2, 2));
   }
+}
+
+// bf16 Q, K and V with odd head sizes (the pair padding of the bf16 dot products), grouped-query,
+// key counts off the block size, a large scale; and the form the entry says it runs.
+TEST(OwnAttention, BFloat16OddHeadSizes) {
+  const DType t = DType::kBF16;
+  CheckEveryForm("cpu.attention", "Attention",
+                 {In("q", Random(t, {2, 4, 50, 33}, 31)), In("k", Random(t, {2, 2, 131, 33}, 32)),
+                  In("v", Random(t, {2, 2, 131, 24}, 33))},
+                 Attributes());
+  Attributes a;
+  a.Set("scale", 2.0f);
+  CheckEveryForm("cpu.attention", "Attention",
+                 {In("q", Random(t, {1, 3, 7, 40}, 34)), In("k", Random(t, {1, 3, 200, 40}, 35)),
+                  In("v", Random(t, {1, 3, 200, 72}, 36))},
+                 a);
+  const std::vector<OpInput> qkv = {In("q", Random(t, {1, 2, 8, 16}, 1)), In("k", Random(t, {1, 2, 8, 16}, 2)),
+                                    In("v", Random(t, {1, 2, 8, 16}, 3))};
+  const Tensor y = *Tensor::Zeros(t, {1, 2, 8, 16});
+  std::optional<std::string> why = Entry("cpu.attention").accepts(SpecOf("Attention", qkv, Attributes(), {y}, 1));
+  ASSERT_TRUE(why.has_value());
+  const cpu::own::SimdLevel level = cpu::own::CpuSimdLevel();
+  const std::string want = level == cpu::own::SimdLevel::kAmxBf16      ? "bf16 AMX tiles"
+                           : level == cpu::own::SimdLevel::kAvx512Bf16 ? "bf16 AVX512-BF16"
+                           : level == cpu::own::SimdLevel::kAvx512   ? "fp32 AVX-512 FMA"
+                                                                      : "fp32 AVX2 FMA";
+  EXPECT_NE(why->find(want), std::string::npos) << *why;
 }
 
 // The strided form: Q, K and V as columns of one packed QKV tensor, sequence first and batch first,
@@ -214,7 +263,7 @@ TEST(OwnAttention, StridedQkvRowsBothLayouts) {
       a.Set("q_offset", int64_t{8});
       a.Set("k_offset", 8 + heads * d);
       a.Set("v_offset", 8 + heads * d + kv_heads * d);
-      Check("cpu.attention", "Attention", {In("q", x), In("k", x), In("v", x)}, a);
+      CheckEveryForm("cpu.attention", "Attention", {In("q", x), In("k", x), In("v", x)}, a);
     }
   }
 }
@@ -244,11 +293,12 @@ TEST(OwnAttention, DeclinesMaskCausalSoftcapAndExtraOutputs) {
 // Times cpu.attention on `qkv` (mean and best of 30 runs, CPU time per run) and prints it.
 void TimeAttention(const std::string& what, const std::vector<OpInput>& qkv, const Attributes& a,
                    const std::vector<int64_t>& y_dims) {
-  const Tensor y = *Tensor::Zeros(DType::kF32, y_dims);
+  const DType dtype = qkv[0].value.dtype();
+  const Tensor y = *Tensor::Zeros(dtype, y_dims);
   for (int threads : {1, 2}) {
     KernelSpec spec = SpecOf("Attention", qkv, a, {y}, threads);
     std::unique_ptr<ShapedKernel> k = *Entry("cpu.attention").create(spec);
-    Tensor out = *Tensor::Zeros(DType::kF32, y_dims);
+    Tensor out = *Tensor::Zeros(dtype, y_dims);
     std::vector<const void*> ins = {qkv[0].value.data(), qkv[1].value.data(), qkv[2].value.data()};
     std::vector<void*> outs = {out.mutable_data()};
     ASSERT_TRUE(k->Run(ins, outs).ok());
@@ -265,8 +315,9 @@ void TimeAttention(const std::string& what, const std::vector<OpInput>& qkv, con
     }
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     const double cpu_ms = ((c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) * 1e-6) / iters;
-    std::printf("cpu.attention ViT-B/16 %s, %d thread(s): %.3f ms per layer (best %.3f, CPU %.3f)\n", what.c_str(),
-                threads, total / iters, best, cpu_ms);
+    std::printf("cpu.attention ViT-B/16 %s %s, %s, %d thread(s): %.3f ms per layer (best %.3f, CPU %.3f)\n",
+                DTypeName(dtype), what.c_str(), cpu::own::SimdLevelName(cpu::own::CpuSimdLevel()), threads,
+                total / iters, best, cpu_ms);
   }
 }
 
@@ -274,22 +325,27 @@ void TimeAttention(const std::string& what, const std::vector<OpInput>& qkv, con
 // torchvision export: heads folded into the batch ([96, 197, 64], what the Transposes produce)
 // and the strided form reading the packed [197, 8, 2304] QKV projection in place.
 TEST(OwnAttention, TimingVitB16) {
-  TimeAttention("[1,197,768] 12 heads",
-                {In("q", Random(DType::kF32, {1, 197, 768}, 1)), In("k", Random(DType::kF32, {1, 197, 768}, 2)),
-                 In("v", Random(DType::kF32, {1, 197, 768}, 3))},
-                Heads(12, 12), {1, 197, 768});
-  TimeAttention("batch 8 folded [96,197,64]",
-                {In("q", Random(DType::kF32, {96, 197, 64}, 1)), In("k", Random(DType::kF32, {96, 197, 64}, 2)),
-                 In("v", Random(DType::kF32, {96, 197, 64}, 3))},
-                Heads(1, 1), {96, 197, 64});
-  const Tensor qkv = Random(DType::kF32, {197, 8, 2304}, 4);
-  Attributes strided = Heads(12, 12);
-  strided.Set("qkv_layout", std::string("SBW"));
-  strided.Set("head_size", int64_t{64});
-  strided.Set("v_head_size", int64_t{64});
-  strided.Set("k_offset", int64_t{768});
-  strided.Set("v_offset", int64_t{1536});
-  TimeAttention("batch 8 strided [197,8,2304]", {In("q", qkv), In("k", qkv), In("v", qkv)}, strided, {197, 8, 768});
+  ForEachSimdLevel([] {
+    for (DType t : {DType::kF32, DType::kBF16}) {
+      TimeAttention("[1,197,768] 12 heads",
+                    {In("q", Random(t, {1, 197, 768}, 1)), In("k", Random(t, {1, 197, 768}, 2)),
+                     In("v", Random(t, {1, 197, 768}, 3))},
+                    Heads(12, 12), {1, 197, 768});
+      TimeAttention("batch 8 folded [96,197,64]",
+                    {In("q", Random(t, {96, 197, 64}, 1)), In("k", Random(t, {96, 197, 64}, 2)),
+                     In("v", Random(t, {96, 197, 64}, 3))},
+                    Heads(1, 1), {96, 197, 64});
+      const Tensor qkv = Random(t, {197, 8, 2304}, 4);
+      Attributes strided = Heads(12, 12);
+      strided.Set("qkv_layout", std::string("SBW"));
+      strided.Set("head_size", int64_t{64});
+      strided.Set("v_head_size", int64_t{64});
+      strided.Set("k_offset", int64_t{768});
+      strided.Set("v_offset", int64_t{1536});
+      TimeAttention("batch 8 strided [197,8,2304]", {In("q", qkv), In("k", qkv), In("v", qkv)}, strided,
+                    {197, 8, 768});
+    }
+  });
 }
 
 // ---- LayerNorm, Softmax -------------------------------------------------------------------

@@ -5,6 +5,14 @@
 // kKeyBlock: a [queries x keys] score tile (Q pre-scaled, K transposed into the tile), a running
 // row max and sum (online softmax, the accumulated output rescaled when the max grows), and the
 // P V product accumulated into a [queries x Dv] tile. Only one score tile per thread exists.
+//
+// Four forms, chosen at creation by the CPU (simd.h) and the storage types:
+// - AMX-BF16 and AVX512-BF16, where Q, K and V are all bf16: Q and K^T, P and V multiplied in
+//   bf16 with fp32 accumulation, by AMX tiles (tdpbf16ps, 16-row blocks) or by vdpbf16ps (K and
+//   V packed in pairs either way, P rounded to bf16, the scale and the softmax statistics in
+//   fp32), no conversion of Q, K or V to fp32;
+// - AVX-512: fp32 FMA on 16 lanes (other storage types converted to fp32 while packing);
+// - AVX2: fp32 FMA on 8 lanes.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -14,32 +22,75 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/cpu/own/attention_amx.h"
+#include "runtime/cpu/own/attention_avx512.h"
 #include "runtime/cpu/own/common.h"
+#include "runtime/cpu/own/simd.h"
 #include "runtime/op_geometry.h"
 
 namespace gcomp::cpu::own {
 namespace {
 
-constexpr int64_t kRows = 6;         // micro-kernel rows
-constexpr int64_t kQueryBlock = 48;  // multiple of kRows
-constexpr int64_t kKeyBlock = 64;    // multiple of 16 (micro-kernel columns)
+constexpr int64_t kRows = kAttentionRows;
+constexpr int64_t kQueryBlock = kAttentionQueryBlock;
+constexpr int64_t kKeyBlock = kAttentionKeyBlock;
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+enum class Form { kAvx2, kAvx512, kAvx512Bf16, kAmxBf16 };
+
+Form ChooseForm(const runtime::AttentionShape& a) {
+  const SimdLevel level = CpuSimdLevel();
+  if (level >= SimdLevel::kAvx512Bf16 && a.q_type == DType::kBF16 && a.k_type == DType::kBF16 &&
+      a.v_type == DType::kBF16) {
+    return level == SimdLevel::kAmxBf16 ? Form::kAmxBf16 : Form::kAvx512Bf16;
+  }
+  return level >= SimdLevel::kAvx512 ? Form::kAvx512 : Form::kAvx2;
+}
+
+// The bf16 forms' query row length: the head size padded to the products' reduction step.
+int64_t QueryPad(const runtime::AttentionShape& a, Form form) {
+  return RoundUp(a.head, form == Form::kAmxBf16 ? 32 : 2);
+}
+
+const char* FormName(Form f) {
+  switch (f) {
+    case Form::kAvx2:
+      return "fp32 AVX2 FMA";
+    case Form::kAvx512:
+      return "fp32 AVX-512 FMA";
+    case Form::kAvx512Bf16:
+      return "bf16 AVX512-BF16 dot products, fp32 softmax";
+    case Form::kAmxBf16:
+      return "bf16 AMX tiles, fp32 softmax";
+  }
+  return "?";
+}
 
 using runtime::AttentionShape;
 using runtime::ResolveAttention;
 
-// Per-thread tiles: the packed K and V of one (batch, kv head) (`packed_for`, -1 for none),
-// pre-scaled queries, scores / probabilities, the output accumulator, running row max and sum,
-// and a row for converting reduced-precision storage.
+// Per-thread tiles (attention_avx512.h has their layouts): the packed K and V of one (batch, kv
+// head) (`packed_for`, -1 for none), fp32 or bf16 (the `16` ones); queries (fp32 pre-scaled, or
+// bf16); scores / probabilities, bf16 probabilities, the output accumulator, running row max and
+// sum, and a row for converting reduced-precision storage.
 struct Tiles {
   std::vector<float> kt, vt, q, s, o, m, l, row;
+  std::vector<uint16_t> kt16, vt16, q16, p16;
   int64_t packed_for = -1;
-  void Size(const AttentionShape& a) {
+  void Size(const AttentionShape& a, Form form) {
     const int64_t dv = RoundUp(a.v_head, 16), key_blocks = (a.kv_seq + kKeyBlock - 1) / kKeyBlock;
-    kt.assign(key_blocks * a.head * kKeyBlock, 0.0f);
-    vt.assign(key_blocks * kKeyBlock * dv, 0.0f);
-    q.assign(kQueryBlock * a.head, 0.0f);
+    if (form == Form::kAvx512Bf16 || form == Form::kAmxBf16) {
+      const int64_t dq = QueryPad(a, form);
+      kt16.assign(key_blocks * dq * kKeyBlock, 0);
+      vt16.assign(key_blocks * kKeyBlock * dv, 0);
+      q16.assign(kQueryBlock * dq, 0);
+      p16.assign(kQueryBlock * kKeyBlock, 0);
+    } else {
+      kt.assign(key_blocks * a.head * kKeyBlock, 0.0f);
+      vt.assign(key_blocks * kKeyBlock * dv, 0.0f);
+      q.assign(kQueryBlock * a.head, 0.0f);
+    }
     s.assign(kQueryBlock * kKeyBlock, 0.0f);
     o.assign(kQueryBlock * dv, 0.0f);
     m.assign(kQueryBlock, 0.0f);
@@ -106,15 +157,17 @@ void AccumulateTile(const float* p, const float* v, float* o, int64_t rows, int6
 
 // Query blocks run in parallel, in order (static schedule), so that a thread's consecutive blocks
 // mostly read the same (batch, kv head): it packs that head's K and V once into its tiles, K
-// transposed into [head size x kKeyBlock] tiles and V into [kKeyBlock x Dv] tiles (fp32,
-// zero-padded), and reuses them until the head changes.
+// transposed into [head size x kKeyBlock] tiles and V into [kKeyBlock x Dv] tiles (zero-padded;
+// in pairs for bf16), and reuses them until the head changes.
 class AttentionKernel : public ShapedKernel {
  public:
-  AttentionKernel(const AttentionShape& a, int threads) : a_(a), threads_(std::max(1, threads)) {
+  AttentionKernel(const AttentionShape& a, int threads)
+      : a_(a), threads_(std::max(1, threads)), form_(ChooseForm(a)), bf16_(form_ == Form::kAvx512Bf16 || form_ == Form::kAmxBf16) {
     tiles_.resize(threads_);
-    for (Tiles& t : tiles_) t.Size(a_);
+    for (Tiles& t : tiles_) t.Size(a_, form_);
     key_blocks_ = (a_.kv_seq + kKeyBlock - 1) / kKeyBlock;
     dv_ = RoundUp(a_.v_head, 16);
+    dq_ = QueryPad(a_, form_);
   }
 
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
@@ -125,91 +178,150 @@ class AttentionKernel : public ShapedKernel {
     for (Tiles& t : tiles_) t.packed_for = -1;  // new inputs
     const int64_t q_blocks = (a_.q_seq + kQueryBlock - 1) / kQueryBlock;
     const int64_t tasks = a_.batch * a_.q_heads * q_blocks;
-#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
-    for (int64_t t = 0; t < tasks; ++t) {
-      const int64_t bh = t / q_blocks, qb = t % q_blocks;
-      const int64_t b = bh / a_.q_heads, h = bh % a_.q_heads;
-      Tiles& tiles = tiles_[omp_get_thread_num()];
-      const int64_t bhk = b * a_.kv_heads + h / (a_.q_heads / a_.kv_heads);
-      if (tiles.packed_for != bhk) {
-        for (int64_t blk = 0; blk < key_blocks_; ++blk) PackKeyBlock(bhk, blk, tiles, k, v);
-        tiles.packed_for = bhk;
+#pragma omp parallel num_threads(threads_) if (threads_ > 1)
+    {
+      if (form_ == Form::kAmxBf16) amx::ConfigureTiles();
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < tasks; ++t) {
+        const int64_t bh = t / q_blocks, qb = t % q_blocks;
+        const int64_t b = bh / a_.q_heads, h = bh % a_.q_heads;
+        Tiles& tiles = tiles_[omp_get_thread_num()];
+        const int64_t bhk = b * a_.kv_heads + h / (a_.q_heads / a_.kv_heads);
+        if (tiles.packed_for != bhk) {
+          for (int64_t blk = 0; blk < key_blocks_; ++blk) PackKeyBlock(bhk, blk, tiles, k, v);
+          tiles.packed_for = bhk;
+        }
+        QueryBlock(b, h, qb * kQueryBlock, tiles, q, y);
       }
-      QueryBlock(b, h, qb * kQueryBlock, tiles, q, y);
+      if (form_ == Form::kAmxBf16) amx::ReleaseTiles();
     }
     return absl::OkStatus();
   }
 
  private:
+  // Rows of a packed QKV projection lie a whole token row (or batch of them) apart, beyond the
+  // hardware prefetcher's reach: rows are fetched this many ahead.
+  static constexpr int64_t kAhead = 6;
+
+  static void Prefetch(const uint8_t* p, int64_t bytes) {
+    for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
+  }
 
   // Packs key block `blk` of K and V of (batch, kv head) `bhk` into the tiles; padding stays zero.
   void PackKeyBlock(int64_t bhk, int64_t blk, Tiles& t, const uint8_t* k, const uint8_t* v) const {
     const int64_t d = a_.head, b = bhk / a_.kv_heads, hk = bhk % a_.kv_heads;
     const int64_t k0 = blk * kKeyBlock, nk = std::min(kKeyBlock, a_.kv_seq - k0);
     const size_t ks = DTypeSize(a_.k_type), vs = DTypeSize(a_.v_type);
-    float* kt = t.kt.data() + blk * d * kKeyBlock;
-    float* vt = t.vt.data() + blk * kKeyBlock * dv_;
-    // Rows of a packed QKV projection lie a whole token row (or batch of them) apart, beyond the
-    // hardware prefetcher's reach: fetch a few rows ahead.
-    constexpr int64_t kAhead = 6;
+    auto k_row = [&](int64_t j) { return k + a_.Offset(a_.k, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, d) * ks; };
+    auto v_row = [&](int64_t j) { return v + a_.Offset(a_.v, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, a_.v_head) * vs; };
     auto prefetch = [&](int64_t j) {
       if (j >= nk) return;
-      const uint8_t* kp = k + a_.Offset(a_.k, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, d) * ks;
-      const uint8_t* vp = v + a_.Offset(a_.v, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, a_.v_head) * vs;
-      for (int64_t off = 0; off < d * static_cast<int64_t>(ks); off += 64) _mm_prefetch(reinterpret_cast<const char*>(kp + off), _MM_HINT_T0);
-      for (int64_t off = 0; off < a_.v_head * static_cast<int64_t>(vs); off += 64) _mm_prefetch(reinterpret_cast<const char*>(vp + off), _MM_HINT_T0);
+      Prefetch(k_row(j), d * static_cast<int64_t>(ks));
+      Prefetch(v_row(j), a_.v_head * static_cast<int64_t>(vs));
     };
     for (int64_t j = 0; j < kAhead; ++j) prefetch(j);
+    if (bf16_) {
+      // K^T as pairs of head elements per key, V as pairs of keys per head element.
+      uint16_t* kt = t.kt16.data() + blk * dq_ * kKeyBlock;
+      uint16_t* vt = t.vt16.data() + blk * kKeyBlock * dv_;
+      for (int64_t j = 0; j < nk; ++j) {
+        prefetch(j + kAhead);
+        const auto* kr = reinterpret_cast<const uint16_t*>(k_row(j));
+        for (int64_t e = 0; e < d; ++e) kt[((e / 2) * kKeyBlock + j) * 2 + e % 2] = kr[e];
+        const auto* vr = reinterpret_cast<const uint16_t*>(v_row(j));
+        uint16_t* vj = vt + (j / 2) * dv_ * 2 + j % 2;
+        for (int64_t e = 0; e < a_.v_head; ++e) vj[e * 2] = vr[e];
+      }
+      return;
+    }
+    float* kt = t.kt.data() + blk * d * kKeyBlock;
+    float* vt = t.vt.data() + blk * kKeyBlock * dv_;
     for (int64_t j = 0; j < nk; ++j) {
       prefetch(j + kAhead);
-      const float* kr = RowF32(a_.k_type, k + a_.Offset(a_.k, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, d) * ks, t.row.data(), d);
+      const float* kr = RowF32(a_.k_type, k_row(j), t.row.data(), d);
       for (int64_t e = 0; e < d; ++e) kt[e * kKeyBlock + j] = kr[e];
-      const float* vr =
-          RowF32(a_.v_type, v + a_.Offset(a_.v, b, hk, k0 + j, a_.kv_heads, a_.kv_seq, a_.v_head) * vs, t.row.data(), a_.v_head);
+      const float* vr = RowF32(a_.v_type, v_row(j), t.row.data(), a_.v_head);
       std::copy(vr, vr + a_.v_head, vt + j * dv_);
+    }
+  }
+
+  // Loads queries [q0, q0 + nq) of (b, h) into the query tile (bf16 as stored, else fp32
+  // pre-scaled), zero rows up to `rows`.
+  void LoadQueries(int64_t b, int64_t h, int64_t q0, int64_t nq, int64_t rows, Tiles& t, const uint8_t* q) const {
+    const int64_t d = a_.head;
+    const size_t qs = DTypeSize(a_.q_type);
+    auto q_row = [&](int64_t i) { return q + a_.Offset(a_.q, b, h, q0 + i, a_.q_heads, a_.q_seq, d) * qs; };
+    for (int64_t i = 0; i < kAhead && i < nq; ++i) Prefetch(q_row(i), d * static_cast<int64_t>(qs));
+    for (int64_t i = 0; i < nq; ++i) {
+      if (i + kAhead < nq) Prefetch(q_row(i + kAhead), d * static_cast<int64_t>(qs));
+      if (bf16_) {
+        std::memcpy(t.q16.data() + i * dq_, q_row(i), d * sizeof(uint16_t));  // the pad column stays 0
+        continue;
+      }
+      const float* src = RowF32(a_.q_type, q_row(i), t.row.data(), d);
+      float* dst = t.q.data() + i * d;
+      for (int64_t e = 0; e < d; ++e) dst[e] = src[e] * a_.scale;
+    }
+    if (bf16_) {
+      std::fill(t.q16.begin() + nq * dq_, t.q16.begin() + rows * dq_, uint16_t{0});
+    } else {
+      std::fill(t.q.begin() + nq * d, t.q.begin() + rows * d, 0.0f);
+    }
+  }
+
+  // The AVX2 form's softmax step over rows [0, nq) of one key block (Q is pre-scaled).
+  void SoftmaxStepAvx2(Tiles& t, int64_t nq, int64_t nk, int64_t cols) const {
+    for (int64_t i = 0; i < nq; ++i) {
+      float* s = t.s.data() + i * kKeyBlock;
+      float mx = t.m[i];
+#pragma omp simd reduction(max : mx)
+      for (int64_t j = 0; j < nk; ++j) mx = std::max(mx, s[j]);
+      const float corr = t.m[i] == -INFINITY ? 0.0f : std::exp(t.m[i] - mx);
+      t.m[i] = mx;
+      const float sum = ExpShiftedInPlace(s, nk, mx);
+      for (int64_t j = nk; j < cols; ++j) s[j] = 0.0f;
+      t.l[i] = t.l[i] * corr + sum;
+      if (corr != 1.0f) {
+        float* o = t.o.data() + i * dv_;
+        for (int64_t e = 0; e < dv_; ++e) o[e] *= corr;
+      }
     }
   }
 
   void QueryBlock(int64_t b, int64_t h, int64_t q0, Tiles& t, const uint8_t* q, uint8_t* y) const {
     const int64_t d = a_.head, dv = dv_;
-    const int64_t nq = std::min(kQueryBlock, a_.q_seq - q0), rows = RoundUp(nq, kRows);
-    const size_t qs = DTypeSize(a_.q_type);
-    constexpr int64_t kAhead = 6;  // as for K and V: strided rows, fetched ahead
-    auto prefetch = [&](int64_t i) {
-      if (i >= nq) return;
-      const uint8_t* p = q + a_.Offset(a_.q, b, h, q0 + i, a_.q_heads, a_.q_seq, d) * qs;
-      for (int64_t off = 0; off < d * static_cast<int64_t>(qs); off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
-    };
-    for (int64_t i = 0; i < kAhead; ++i) prefetch(i);
-    for (int64_t i = 0; i < nq; ++i) {
-      prefetch(i + kAhead);
-      const float* src = RowF32(a_.q_type, q + a_.Offset(a_.q, b, h, q0 + i, a_.q_heads, a_.q_seq, d) * qs, t.row.data(), d);
-      float* dst = t.q.data() + i * d;
-      for (int64_t e = 0; e < d; ++e) dst[e] = src[e] * a_.scale;
-    }
-    std::fill(t.q.begin() + nq * d, t.q.begin() + rows * d, 0.0f);
+    const bool amx = form_ == Form::kAmxBf16;
+    const int64_t nq = std::min(kQueryBlock, a_.q_seq - q0), rows = RoundUp(nq, amx ? 16 : kRows);
+    LoadQueries(b, h, q0, nq, rows, t, q);
     std::fill(t.o.begin(), t.o.begin() + rows * dv, 0.0f);
     std::fill(t.m.begin(), t.m.end(), -INFINITY);
     std::fill(t.l.begin(), t.l.end(), 0.0f);
     for (int64_t blk = 0; blk < key_blocks_; ++blk) {
-      const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock), cols = RoundUp(nk, 16);
-      ScoreTile(t.q.data(), t.kt.data() + blk * d * kKeyBlock, t.s.data(), rows, cols, d);
-      for (int64_t i = 0; i < nq; ++i) {
-        float* s = t.s.data() + i * kKeyBlock;
-        float mx = t.m[i];
-#pragma omp simd reduction(max : mx)
-        for (int64_t j = 0; j < nk; ++j) mx = std::max(mx, s[j]);
-        const float corr = t.m[i] == -INFINITY ? 0.0f : std::exp(t.m[i] - mx);
-        t.m[i] = mx;
-        const float sum = ExpShiftedInPlace(s, nk, mx);
-        for (int64_t j = nk; j < cols; ++j) s[j] = 0.0f;
-        t.l[i] = t.l[i] * corr + sum;
-        if (corr != 1.0f) {
-          float* o = t.o.data() + i * dv;
-          for (int64_t e = 0; e < dv; ++e) o[e] *= corr;
-        }
+      const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock), cols = RoundUp(nk, amx ? 32 : 16);
+      switch (form_) {
+        case Form::kAmxBf16:
+          amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_);
+          avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
+                              a_.scale);
+          amx::AccumulateTile(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
+          break;
+        case Form::kAvx512Bf16:
+          avx512::ScoreTileBf16(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_);
+          avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
+                              a_.scale);
+          avx512::AccumulateTileBf16(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
+          break;
+        case Form::kAvx512:
+          avx512::ScoreTileF32(t.q.data(), t.kt.data() + blk * d * kKeyBlock, t.s.data(), rows, cols, d);
+          avx512::SoftmaxStep(t.s.data(), nullptr, t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv, 1.0f);
+          avx512::AccumulateTileF32(t.s.data(), t.vt.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
+          break;
+        case Form::kAvx2:
+          ScoreTile(t.q.data(), t.kt.data() + blk * d * kKeyBlock, t.s.data(), rows, cols, d);
+          SoftmaxStepAvx2(t, nq, nk, cols);
+          AccumulateTile(t.s.data(), t.vt.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
+          break;
       }
-      AccumulateTile(t.s.data(), t.vt.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
     }
     const size_t ys = DTypeSize(a_.y_type);
     for (int64_t i = 0; i < nq; ++i) {
@@ -228,7 +340,9 @@ class AttentionKernel : public ShapedKernel {
 
   AttentionShape a_;
   int threads_;
-  int64_t key_blocks_ = 0, dv_ = 16;
+  Form form_;
+  bool bf16_;  // the bf16 tiles (AMX-BF16 and AVX512-BF16 forms)
+  int64_t key_blocks_ = 0, dv_ = 16, dq_ = 2;
   std::vector<Tiles> tiles_;
 };
 
@@ -239,13 +353,15 @@ CpuEntry AttentionEntry() {
   e.id = "cpu.attention";
   e.ops = {"Attention"};
   e.params = runtime::AttentionParamSpecs();
-  e.description = "flash-style attention: Q K^T tiles with online softmax, fp32 math, no mask/causal/past";
+  e.description =
+      "flash-style attention: Q K^T tiles with online softmax; bf16 dot products (AVX512-BF16) or fp32 FMA; no "
+      "mask/causal/past";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why_not;
     std::optional<AttentionShape> a = ResolveAttention(spec, &why_not);
     if (!a) return std::nullopt;
     return absl::StrCat("own flash attention: ", a->q_heads, " heads of ", a->head, ", ", a->q_seq, "x", a->kv_seq,
-                        a->q_heads != a->kv_heads ? " (grouped-query)" : "",
+                        a->q_heads != a->kv_heads ? " (grouped-query)" : "", ", ", FormName(ChooseForm(*a)),
                         spec.params->Has("qkv_layout") ? runtime::DescribeStridedAttention(*a) : "");
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {

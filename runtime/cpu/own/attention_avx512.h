@@ -1,0 +1,38 @@
+// The AVX-512 tiles of cpu.attention (attention.cc), compiled in attention_avx512.cc with AVX-512
+// enabled; called only where CpuSimdLevel() (simd.h) allows. Tiles are the ones attention.cc
+// keeps per thread:
+// - q: [rows x d] fp32 (pre-scaled) or [rows x dq] bf16 (dq = d rounded up to even, zero-padded);
+// - kt: per key block, K transposed: [d x kKeyBlock] fp32, or [dq/2 x kKeyBlock x 2] bf16 (the
+//   pairs of head elements of one key next to each other, as vdpbf16ps reads them);
+// - s: [rows x kKeyBlock] fp32 scores, then fp32 probabilities; p: [rows x kKeyBlock] bf16;
+// - vt: per key block, [kKeyBlock x dv] fp32 or [kKeyBlock/2 x dv x 2] bf16 (pairs of keys);
+// - o: [rows x dv] fp32 accumulator; m, l: running row max and sum.
+// rows is a multiple of kAttentionRows, cols and dv of 16, d and dq of 2 for bf16.
+#pragma once
+
+#include <cstdint>
+
+namespace gcomp::cpu::own {
+
+inline constexpr int64_t kAttentionRows = 6;         // micro-kernel rows
+inline constexpr int64_t kAttentionQueryBlock = 48;  // multiple of kAttentionRows
+inline constexpr int64_t kAttentionKeyBlock = 64;    // multiple of 16 (micro-kernel columns)
+
+namespace avx512 {
+
+// s = q * kt over `cols` keys (fp32 FMA).
+void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d);
+// s = q * kt over `cols` keys (bf16 pairs, fp32 accumulation).
+void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq);
+// The online-softmax step of one key block of `nk` keys (`cols` padded) for all `rows` rows:
+// with x = scale * s, m' = max(m, max x), p = exp(x - m') (0 in the padding columns), l = l *
+// exp(m - m') + sum p, o *= exp(m - m'); p replaces s, or goes to `p` in bf16 when `p` is set.
+void SoftmaxStep(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
+                 int64_t dv, float scale);
+// o += p * vt over `keys` keys (fp32 FMA; p is s above).
+void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv);
+// o += p * vt over `keys` keys (bf16 pairs, fp32 accumulation).
+void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv);
+
+}  // namespace avx512
+}  // namespace gcomp::cpu::own
