@@ -226,11 +226,17 @@ class AttentionKernel : public ShapedKernel {
       uint16_t* vt = t.vt16.data() + blk * kKeyBlock * dv_;
       for (int64_t j = 0; j < nk; ++j) {
         prefetch(j + kAhead);
+        // Pair t of key j is the 32-bit word (t, j); an odd head size leaves the last pair's
+        // second half 0.
         const auto* kr = reinterpret_cast<const uint16_t*>(k_row(j));
-        for (int64_t e = 0; e < d; ++e) kt[((e / 2) * kKeyBlock + j) * 2 + e % 2] = kr[e];
-        const auto* vr = reinterpret_cast<const uint16_t*>(v_row(j));
-        uint16_t* vj = vt + (j / 2) * dv_ * 2 + j % 2;
-        for (int64_t e = 0; e < a_.v_head; ++e) vj[e * 2] = vr[e];
+        uint16_t* kj = kt + j * 2;
+        for (int64_t e = 0; e + 1 < d; e += 2) std::memcpy(kj + e * kKeyBlock, kr + e, 4);
+        if (d % 2) kj[(d - 1) * kKeyBlock] = kr[d - 1];
+      }
+      for (int64_t j = 0; j < nk; j += 2) {
+        avx512::PackValuePairs(reinterpret_cast<const uint16_t*>(v_row(j)),
+                               j + 1 < nk ? reinterpret_cast<const uint16_t*>(v_row(j + 1)) : nullptr,
+                               vt + (j / 2) * dv_ * 2, a_.v_head);
       }
       return;
     }

@@ -48,6 +48,22 @@ inline __m512 Exp16(__m512 x) {
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~neg_inf), _mm512_scalef_ps(p, n));
 }
 
+// exp(x) for x <= 0 (softmax arguments: scores minus their running max) to bf16 accuracy: the
+// same range reduction, a degree-4 polynomial (relative error < 5e-6, far below bf16's 2^-9),
+// 2^n by scalef; x below -87 gives exp(-87).
+inline __m512 ExpNonPositiveForBf16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147180559945f), x);
+  __m512 p = _mm512_set1_ps(4.1944388e-2f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6686983e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999145e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.9999744e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
 // kR rows x NC*16 columns of s = q kt, reduction over d (fp32).
 template <int NC>
 void ScoreRowsF32(const float* q, const float* kt, float* s, int64_t d) {
@@ -168,7 +184,8 @@ void SoftmaxStep(float* s, uint16_t* p, float* m, float* l, float* o, int64_t ro
     const __m512 vm = _mm512_set1_ps(m_new);
     __m512 sum = _mm512_setzero_ps();
     for (int64_t j = 0; j < cols; j += 16) {
-      const __m512 e = _mm512_maskz_mov_ps(Lanes(nk - j), Exp16(_mm512_fmsub_ps(_mm512_loadu_ps(si + j), vscale, vm)));
+      const __m512 x = _mm512_fmsub_ps(_mm512_loadu_ps(si + j), vscale, vm);
+      const __m512 e = _mm512_maskz_mov_ps(Lanes(nk - j), p ? ExpNonPositiveForBf16(x) : Exp16(x));
       sum = _mm512_add_ps(sum, e);
       if (p) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * kKb + j), (__m256i)_mm512_cvtneps_pbh(e));
@@ -182,6 +199,28 @@ void SoftmaxStep(float* s, uint16_t* p, float* m, float* l, float* o, int64_t ro
       const __m512 vc = _mm512_set1_ps(corr);
       float* oi = o + i * dv;
       for (int64_t e = 0; e < dv; e += 16) _mm512_storeu_ps(oi + e, _mm512_mul_ps(_mm512_loadu_ps(oi + e), vc));
+    }
+  }
+}
+
+void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n) {
+  // Output lanes 2i and 2i+1 take element i of a and of b (b's elements are indices 32 and up).
+  alignas(64) static constexpr uint16_t kLo[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                                  8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  alignas(64) static constexpr uint16_t kHi[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+                                                  24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+  const __m512i lo = _mm512_load_si512(kLo), hi = _mm512_load_si512(kHi);
+  for (int64_t e = 0; e < n; e += 32) {
+    const int64_t left = n - e;
+    const __mmask32 m = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << left) - 1);
+    const __m512i va = _mm512_maskz_loadu_epi16(m, a + e);
+    const __m512i vb = b ? _mm512_maskz_loadu_epi16(m, b + e) : _mm512_setzero_si512();
+    // 2 * left output elements: the first 32 from the low half, the rest from the high half.
+    const __mmask32 m_lo = left >= 16 ? ~__mmask32{0} : static_cast<__mmask32>((1u << (2 * left)) - 1);
+    _mm512_mask_storeu_epi16(out + 2 * e, m_lo, _mm512_permutex2var_epi16(va, lo, vb));
+    if (left > 16) {
+      const __mmask32 m_hi = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << (2 * (left - 16))) - 1);
+      _mm512_mask_storeu_epi16(out + 2 * e + 32, m_hi, _mm512_permutex2var_epi16(va, hi, vb));
     }
   }
 }

@@ -29,6 +29,9 @@ void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows
 // exp(m - m') + sum p, o *= exp(m - m'); p replaces s, or goes to `p` in bf16 when `p` is set.
 void SoftmaxStep(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
                  int64_t dv, float scale);
+// Interleaves rows a and b (n bf16 each; b null: zeros) into out[2n]: out[2i] = a[i],
+// out[2i+1] = b[i]; the bf16 V tile's pair of keys.
+void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n);
 // o += p * vt over `keys` keys (fp32 FMA; p is s above).
 void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv);
 // o += p * vt over `keys` keys (bf16 pairs, fp32 accumulation).
