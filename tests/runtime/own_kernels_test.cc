@@ -359,23 +359,23 @@ Attributes Axis(int64_t axis) {
 TEST(OwnLayerNorm, Rows768AndOddSizes) {
   Attributes a = Axis(-1);
   a.Set("epsilon", 1e-6f);
-  Check("cpu.layernorm", "LayerNorm",
-        {In("x", Random(DType::kF32, {2, 197, 768}, 1, -3, 5)), In("scale", Random(DType::kF32, {768}, 2)),
+  CheckEveryForm("cpu.layernorm", "LayerNorm",
+                 {In("x", Random(DType::kF32, {2, 197, 768}, 1, -3, 5)), In("scale", Random(DType::kF32, {768}, 2)),
          In("bias", Random(DType::kF32, {768}, 3))},
         a);
-  Check("cpu.layernorm", "LayerNorm",
-        {In("x", Random(DType::kF32, {3, 5, 37}, 4)), In("scale", Random(DType::kF32, {37}, 5))}, Axis(-1));
+  CheckEveryForm("cpu.layernorm", "LayerNorm",
+                 {In("x", Random(DType::kF32, {3, 5, 37}, 4)), In("scale", Random(DType::kF32, {37}, 5))}, Axis(-1));
   // Normalizing the last two axes, Scale given as [5, 37].
-  Check("cpu.layernorm", "LayerNorm",
-        {In("x", Random(DType::kF32, {3, 5, 37}, 6)), In("scale", Random(DType::kF32, {5, 37}, 7)),
+  CheckEveryForm("cpu.layernorm", "LayerNorm",
+                 {In("x", Random(DType::kF32, {3, 5, 37}, 6)), In("scale", Random(DType::kF32, {5, 37}, 7)),
          In("bias", Random(DType::kF32, {1, 5, 37}, 8))},
         Axis(1));
 }
 
 TEST(OwnLayerNorm, ReducedPrecisionStorage) {
   for (DType t : {DType::kF16, DType::kBF16}) {
-    Check("cpu.layernorm", "LayerNorm",
-          {In("x", Random(t, {7, 768}, 1)), In("scale", Random(t, {768}, 2)), In("bias", Random(t, {768}, 3))},
+    CheckEveryForm("cpu.layernorm", "LayerNorm",
+                   {In("x", Random(t, {7, 768}, 1)), In("scale", Random(t, {768}, 2)), In("bias", Random(t, {768}, 3))},
           Axis(-1));
   }
 }

@@ -1,6 +1,7 @@
 // cpu.layernorm (LayerNorm, and LayerNormalization with only its Y output) and cpu.softmax:
 // row-wise kernels, rows spread over threads, each row loaded to fp32, statistics in fp32 with
-// vectorized (omp simd) reductions, stored back in the storage type.
+// vectorized (omp simd) reductions, stored back in the storage type. LayerNorm on f32 or bf16
+// storage runs its AVX-512 row (layernorm_avx512.cc) where the CPU has AVX512-BF16.
 #include <omp.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/own/common.h"
+#include "runtime/cpu/own/layernorm_avx512.h"
+#include "runtime/cpu/own/simd.h"
 #include "runtime/op_geometry.h"
 
 namespace gcomp::cpu::own {
@@ -20,8 +23,15 @@ using runtime::ResolveLayerNorm;
 
 class LayerNormKernel : public ShapedKernel {
  public:
-  LayerNormKernel(const LayerNormShape& s, int threads) : s_(s), threads_(std::max(1, threads)) {
+  LayerNormKernel(const LayerNormShape& s, int threads)
+      : s_(s), threads_(std::max(1, threads)), avx512_(UsesAvx512Row(s)) {
     rows_.assign(threads_, std::vector<float>(s_.len));
+  }
+
+  static bool UsesAvx512Row(const LayerNormShape& s) {
+    auto f32_or_bf16 = [](DType t) { return t == DType::kF32 || t == DType::kBF16; };
+    return CpuSimdLevel() >= SimdLevel::kAvx512Bf16 && f32_or_bf16(s.x_type) && f32_or_bf16(s.y_type) &&
+           s.fp8_scale == 0.0f && s.len > 0;
   }
 
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
@@ -39,6 +49,11 @@ class LayerNormKernel : public ShapedKernel {
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
     for (int64_t r = 0; r < s_.rows; ++r) {
       float* row = rows_[omp_get_thread_num()].data();
+      if (avx512_) {
+        avx512::LayerNormRow(x + r * len * xs, s_.x_type == DType::kBF16, y + r * len * ys,
+                             s_.y_type == DType::kBF16, scale, bias, len, s_.epsilon, row);
+        continue;
+      }
       ToF32(s_.x_type, x + r * len * xs, row, len);
       float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -59,6 +74,7 @@ class LayerNormKernel : public ShapedKernel {
  private:
   LayerNormShape s_;
   int threads_;
+  bool avx512_;
   std::vector<std::vector<float>> rows_;
   std::vector<float> scale_, bias_;
 };
