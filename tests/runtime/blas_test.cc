@@ -289,6 +289,48 @@ TEST(BlasConv, InPlaceResidual) {
   }
 }
 
+// oneDNN's Winograd convolution: f32 3x3 stride-1 layers of >= 64 channels (partial output tiles,
+// odd sizes, bias or not), packed at another batch, against the reference within the fp32
+// tolerance; and what it leaves to the direct convolution.
+TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
+  const std::vector<ConvCase> cases = {
+      {"wino 64->64 14x14 bias relu", true, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"wino 128->96 7x7 no bias", true, 128, 96, 7, 7, 3, 1, 1, 1, 1, false, false, "none"},
+      {"wino 64->128 9x11 bias", true, 64, 128, 9, 11, 3, 1, 1, 1, 1, true, false, "none"},
+  };
+  for (const ConvCase& c : cases) {
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+    for (int threads : {1, 2}) {
+      for (int64_t pack_batch : {0, 5}) {
+        Options o;
+        o.threads = threads;
+        o.pack = true;
+        o.pack_batch = pack_batch;
+        EXPECT_TRUE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, o, c.what)) << c.what;
+      }
+    }
+  }
+  const std::vector<ConvCase> declined = {
+      {"3x3 s2", true, 64, 64, 14, 14, 3, 2, 1, 1, 1, true, false, "relu"},
+      {"residual", true, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, true, "relu"},
+      {"32 channels", true, 32, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"NCHW", false, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"group 2", true, 64, 64, 14, 14, 3, 1, 1, 1, 2, true, false, "relu"},
+      {"dilation 2", true, 64, 64, 14, 14, 3, 1, 2, 2, 1, true, false, "relu"},
+  };
+  for (const ConvCase& c : declined) {
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+    EXPECT_FALSE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, Options(), c.what)) << c.what;
+  }
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(cases[0], 2, DType::kBF16, &attrs);
+  Options bf16;
+  bf16.dtype = DType::kBF16;
+  EXPECT_FALSE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, bf16, "bf16")) << "bf16";
+}
+
 TEST(BlasConv, ReducedPrecisionStorage) {
   for (DType t : {DType::kBF16, DType::kF16}) {
     for (const char* id : kConvIds) {

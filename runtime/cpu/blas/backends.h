@@ -6,6 +6,7 @@
 
 namespace gcomp::cpu::blas {
 
+CpuEntry OneDnnWinogradEntry();  // "cpu.onednn.winograd" (FusedConv, f32 3x3 stride 1)
 CpuEntry OneDnnConvEntry();      // "cpu.onednn.conv"
 CpuEntry OneDnnGemmEntry();      // "cpu.onednn.gemm" (FusedGemm)
 CpuEntry OneDnnMatMulEntry();    // "cpu.onednn.matmul" (MatMul with a constant B)

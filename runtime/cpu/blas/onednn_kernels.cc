@@ -451,6 +451,106 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
   return e;
 }
 
+// ---- Winograd ------------------------------------------------------------------------------
+// oneDNN's Winograd convolution (F(4x4, 3x3) or F(2x2, 3x3) on AVX-512 cores, fp32 only) runs on
+// blocked activations (nChw16c), so the kernel reorders X into that layout and Y back to NHWC
+// around it. Taken where it was measured faster with those reorders included (entries.cc): f32,
+// NHWC, 3x3, stride 1, no dilation, one group, no residual, at least 64 input and output channels.
+bool WinogradShape(const ConvParams& p) {
+  return p.dtype == DType::kF32 && p.wdtype == DType::kF32 && p.nhwc && p.group == 1 && p.kh == 3 && p.kw == 3 &&
+         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64;
+}
+
+absl::StatusOr<Design> WinogradDesign(const KernelSpec& spec, const ConvParams& p) {
+  try {
+    Design d;
+    d.src = memory::desc({p.n, p.c, p.h, p.w}, dt::f32, tag::any);
+    d.dst = memory::desc({p.n, p.cout, p.ho, p.wo}, dt::f32, tag::any);
+    d.plain_tag = tag::oihw;
+    d.plain_weights = memory::desc({p.cout, p.c, p.kh, p.kw}, dt::f32, d.plain_tag);
+    if (p.epi.has_bias) d.bias = memory::desc({p.cout}, dt::f32, tag::a);
+    d.has_bias = p.epi.has_bias;
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+                                         d.src, memory::desc({p.cout, p.c, p.kh, p.kw}, dt::f32, tag::any), d.bias,
+                                         d.dst, {p.sh, p.sw}, {p.pt, p.pl}, {p.pb, p.pr});
+    dnnl::convolution_forward::primitive_desc pd(desc, MakeAttr(p.epi), Engine());
+    d.src = pd.src_desc();
+    d.dst = pd.dst_desc();
+    d.weights = pd.weights_desc();
+    d.pd = pd;
+    return d;
+  } catch (const dnnl::error& e) {
+    return DnnlError(spec, e);
+  }
+}
+
+class WinogradKernel : public ShapedKernel {
+ public:
+  absl::Status Init(const KernelSpec& spec, const ConvParams& p, const Design& d) {
+    name_ = spec.name;
+    threads_ = std::max(1, spec.threads);
+    // The Winograd weights layout depends on the implementation oneDNN picks for the session's
+    // batch: the plan stores them plain and they are transformed here, once.
+    RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, 1.0f, &weights_));
+    try {
+      if (d.has_bias) {
+        ASSIGN_OR_RETURN(bias_, ConstantF32(spec, kBiasInput));
+        bias_mem_ = memory(d.bias, Engine(), bias_.data());
+      }
+      SetThreads(threads_);
+      prim_ = dnnl::primitive(d.pd);
+      x_mem_ = memory(memory::desc({p.n, p.c, p.h, p.w}, dt::f32, tag::nhwc), Engine(), DNNL_MEMORY_NONE);
+      y_mem_ = memory(memory::desc({p.n, p.cout, p.ho, p.wo}, dt::f32, tag::nhwc), Engine(), DNNL_MEMORY_NONE);
+      src_mem_ = memory(d.src, Engine());  // blocked X and Y: kernel-owned
+      dst_mem_ = memory(d.dst, Engine());
+      wei_mem_ = memory(d.weights, Engine(), weights_.data());
+      to_blocked_ = dnnl::reorder(x_mem_, src_mem_);
+      to_nhwc_ = dnnl::reorder(dst_mem_, y_mem_);
+      stream_ = dnnl::stream(Engine());
+      args_ = {{DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, wei_mem_}, {DNNL_ARG_DST, dst_mem_}};
+      if (d.has_bias) args_.emplace(DNNL_ARG_BIAS, bias_mem_);
+    } catch (const dnnl::error& e) {
+      return DnnlError(spec, e);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    try {
+      SetThreads(threads_);
+      x_mem_.set_data_handle(const_cast<void*>(inputs[0]));
+      y_mem_.set_data_handle(outputs[0]);
+      to_blocked_.execute(stream_, x_mem_, src_mem_);
+      prim_.execute(stream_, args_);
+      to_nhwc_.execute(stream_, dst_mem_, y_mem_);
+      stream_.wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string name_;
+  int threads_ = 1;
+  std::vector<uint8_t> weights_;
+  std::vector<float> bias_;
+  dnnl::primitive prim_;
+  dnnl::reorder to_blocked_, to_nhwc_;
+  memory x_mem_, y_mem_, src_mem_, dst_mem_, wei_mem_, bias_mem_;
+  std::unordered_map<int, memory> args_;
+  dnnl::stream stream_;
+};
+
+std::optional<ConvParams> ParseWinograd(const KernelSpec& spec, std::string* why) {
+  std::optional<ConvParams> p = ParseConv(spec, why);
+  if (p && !WinogradShape(*p)) {
+    *why = "not an f32 NHWC 3x3 stride-1 convolution of >= 64 channels without residual";
+    return std::nullopt;
+  }
+  return p;
+}
+
 }  // namespace
 
 CpuEntry OneDnnConvEntry() {
@@ -484,6 +584,42 @@ CpuEntry OneDnnConvEntry() {
     SetThreads(spec.threads);
     ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
     return MakeKernel(spec, *p, d, 1.0f);
+  };
+  return e;
+}
+
+CpuEntry OneDnnWinogradEntry() {
+  CpuEntry e;
+  e.id = "cpu.onednn.winograd";
+  e.ops = {"FusedConv"};
+  e.params = ConvParamSpecs();
+  e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
+                               " Winograd convolution (f32 3x3 stride 1, >= 64 channels, no residual) on blocked "
+                               "activations reordered from and to NHWC, bias + activation as post-ops");
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::string why;
+    std::optional<ConvParams> p = ParseWinograd(spec, &why);
+    if (!p) return std::nullopt;
+    absl::StatusOr<Design> d = WinogradDesign(spec, *p);
+    if (!d.ok()) return std::nullopt;
+    return absl::StrCat("oneDNN Winograd convolution ", d->pd.impl_info_str(), " at batch ", p->n,
+                        ", NHWC <-> blocked reorders (", DescribeConv(*p), ")");
+  };
+  e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
+    const Operand& o = spec.inputs[index];
+    Packed packed;  // plain: the session's implementation picks the weights layout
+    packed.bytes.assign(o.constant, o.constant + o.constant_bytes);
+    return packed;
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+    std::string why;
+    std::optional<ConvParams> p = ParseWinograd(spec, &why);
+    if (!p) return Declined(spec, why);
+    SetThreads(spec.threads);
+    ASSIGN_OR_RETURN(Design d, WinogradDesign(spec, *p));
+    auto k = std::make_unique<WinogradKernel>();
+    RETURN_IF_ERROR(k->Init(spec, *p, d));
+    return std::unique_ptr<ShapedKernel>(std::move(k));
   };
   return e;
 }
