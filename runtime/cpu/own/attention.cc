@@ -78,20 +78,20 @@ struct Tiles {
   std::vector<float> kt, vt, q, s, o, m, l, row;
   std::vector<uint16_t> kt16, vt16, q16, p16;
   int64_t packed_for = -1;
-  void Size(const AttentionShape& a, Form form) {
+  void Size(const AttentionShape& a, Form form, int64_t width) {
     const int64_t dv = RoundUp(a.v_head, 16), key_blocks = (a.kv_seq + kKeyBlock - 1) / kKeyBlock;
     if (form == Form::kAvx512Bf16 || form == Form::kAmxBf16) {
       const int64_t dq = QueryPad(a, form);
       kt16.assign(key_blocks * dq * kKeyBlock, 0);
       vt16.assign(key_blocks * kKeyBlock * dv, 0);
       q16.assign(kQueryBlock * dq, 0);
-      p16.assign(kQueryBlock * kKeyBlock, 0);
+      p16.assign(kQueryBlock * width, 0);
     } else {
       kt.assign(key_blocks * a.head * kKeyBlock, 0.0f);
       vt.assign(key_blocks * kKeyBlock * dv, 0.0f);
       q.assign(kQueryBlock * a.head, 0.0f);
     }
-    s.assign(kQueryBlock * kKeyBlock, 0.0f);
+    s.assign(kQueryBlock * width, 0.0f);
     o.assign(kQueryBlock * dv, 0.0f);
     m.assign(kQueryBlock, 0.0f);
     l.assign(kQueryBlock, 0.0f);
@@ -162,10 +162,14 @@ void AccumulateTile(const float* p, const float* v, float* o, int64_t rows, int6
 class AttentionKernel : public ShapedKernel {
  public:
   AttentionKernel(const AttentionShape& a, int threads)
-      : a_(a), threads_(std::max(1, threads)), form_(ChooseForm(a)), bf16_(form_ == Form::kAvx512Bf16 || form_ == Form::kAmxBf16) {
-    tiles_.resize(threads_);
-    for (Tiles& t : tiles_) t.Size(a_, form_);
+      : a_(a),
+        threads_(std::max(1, threads)),
+        form_(ChooseForm(a)),
+        bf16_(form_ == Form::kAvx512Bf16 || form_ == Form::kAmxBf16),
+        whole_rows_(form_ == Form::kAmxBf16 && a.kv_seq <= kWholeRowKeys) {
     key_blocks_ = (a_.kv_seq + kKeyBlock - 1) / kKeyBlock;
+    tiles_.resize(threads_);
+    for (Tiles& t : tiles_) t.Size(a_, form_, whole_rows_ ? key_blocks_ * kKeyBlock : kKeyBlock);
     dv_ = RoundUp(a_.v_head, 16);
     dq_ = QueryPad(a_, form_);
   }
@@ -199,6 +203,9 @@ class AttentionKernel : public ShapedKernel {
   }
 
  private:
+  // The AMX form takes the scores of up to this many keys at once (a 48 x 512 fp32 tile, 96 KiB).
+  static constexpr int64_t kWholeRowKeys = 512;
+
   // Rows of a packed QKV projection lie a whole token row (or batch of them) apart, beyond the
   // hardware prefetcher's reach: rows are fetched this many ahead.
   static constexpr int64_t kAhead = 6;
@@ -302,24 +309,45 @@ class AttentionKernel : public ShapedKernel {
     std::fill(t.o.begin(), t.o.begin() + rows * dv, 0.0f);
     std::fill(t.m.begin(), t.m.end(), -INFINITY);
     std::fill(t.l.begin(), t.l.end(), 0.0f);
-    for (int64_t blk = 0; blk < key_blocks_; ++blk) {
+    if (whole_rows_) {
+      // All key blocks' scores side by side, one softmax over the whole row, then P V: no
+      // rescaling of the accumulator between blocks.
+      const int64_t width = key_blocks_ * kKeyBlock;
+      int64_t cols = 0;
+      for (int64_t blk = 0; blk < key_blocks_; ++blk) {
+        const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock);
+        cols = blk * kKeyBlock + RoundUp(nk, 32);
+        amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data() + blk * kKeyBlock, rows,
+                       RoundUp(nk, 32), dq_, width);
+      }
+      avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, a_.kv_seq, cols, dv,
+                          a_.scale, width);
+      for (int64_t blk = 0; blk < key_blocks_; ++blk) {
+        const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock);
+        amx::AccumulateTile(t.p16.data() + blk * kKeyBlock, t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows,
+                            RoundUp(nk, 32), dv, width);
+      }
+    }
+    for (int64_t blk = 0; blk < (whole_rows_ ? 0 : key_blocks_); ++blk) {
       const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock), cols = RoundUp(nk, amx ? 32 : 16);
       switch (form_) {
         case Form::kAmxBf16:
-          amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_);
+          amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_, kKeyBlock);
           avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
-                              a_.scale);
-          amx::AccumulateTile(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
+                              a_.scale, kKeyBlock);
+          amx::AccumulateTile(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv,
+                              kKeyBlock);
           break;
         case Form::kAvx512Bf16:
           avx512::ScoreTileBf16(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_);
           avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
-                              a_.scale);
+                              a_.scale, kKeyBlock);
           avx512::AccumulateTileBf16(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
           break;
         case Form::kAvx512:
           avx512::ScoreTileF32(t.q.data(), t.kt.data() + blk * d * kKeyBlock, t.s.data(), rows, cols, d);
-          avx512::SoftmaxStep(t.s.data(), nullptr, t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv, 1.0f);
+          avx512::SoftmaxStep(t.s.data(), nullptr, t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv, 1.0f,
+                              kKeyBlock);
           avx512::AccumulateTileF32(t.s.data(), t.vt.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
           break;
         case Form::kAvx2:
@@ -347,7 +375,8 @@ class AttentionKernel : public ShapedKernel {
   AttentionShape a_;
   int threads_;
   Form form_;
-  bool bf16_;  // the bf16 tiles (AMX-BF16 and AVX512-BF16 forms)
+  bool bf16_;        // the bf16 tiles (AMX-BF16 and AVX512-BF16 forms)
+  bool whole_rows_;  // AMX-BF16 with at most kWholeRowKeys keys: scores of all keys at once
   int64_t key_blocks_ = 0, dv_ = 16, dq_ = 2;
   std::vector<Tiles> tiles_;
 };

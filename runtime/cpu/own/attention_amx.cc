@@ -96,27 +96,29 @@ void ConfigureTiles() {
 
 void ReleaseTiles() { _tile_release(); }
 
-void ScoreTile(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq) {
+void ScoreTile(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq,
+               int64_t stride) {
   for (int64_t i = 0; i < rows; i += 16) {
     const uint16_t* qi = q + i * dq;
     for (int64_t j = 0; j < cols; j += 64) {
       const int64_t nt = (cols - j) >= 64 ? 4 : (cols - j) / 16;
       AccumulateCols(
-          nt, s + i * kKb + j, kKb * 4, /*zero=*/true, dq / 32, kKb * 4,
+          nt, s + i * stride + j, stride * 4, /*zero=*/true, dq / 32, kKb * 4,
           [&](int64_t k) { _tile_loadd(4, qi + 32 * k, dq * 2); },
           [&](int64_t k, int n) { return kt + ((16 * k) * kKb + j + 16 * n) * 2; });
     }
   }
 }
 
-void AccumulateTile(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv) {
+void AccumulateTile(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
+                    int64_t stride) {
   for (int64_t i = 0; i < rows; i += 16) {
-    const uint16_t* pi = p + i * kKb;
+    const uint16_t* pi = p + i * stride;
     for (int64_t e = 0; e < dv; e += 64) {
       const int64_t nt = (dv - e) >= 64 ? 4 : (dv - e) / 16;
       AccumulateCols(
           nt, o + i * dv + e, dv * 4, /*zero=*/false, keys / 32, dv * 4,
-          [&](int64_t k) { _tile_loadd(4, pi + 32 * k, kKb * 2); },
+          [&](int64_t k) { _tile_loadd(4, pi + 32 * k, stride * 2); },
           [&](int64_t k, int n) { return vt + ((16 * k) * dv + e + 16 * n) * 2; });
     }
   }

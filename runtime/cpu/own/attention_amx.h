@@ -11,9 +11,11 @@ namespace gcomp::cpu::own::amx {
 void ConfigureTiles();
 void ReleaseTiles();
 
-// s[rows x kAttentionKeyBlock] = q[rows x dq] * kt over `cols` keys (kt: [dq/2 x kKeyBlock x 2]).
-void ScoreTile(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq);
-// o[rows x dv] += p[rows x kAttentionKeyBlock] * vt over `keys` keys (vt: [kKeyBlock/2 x dv x 2]).
-void AccumulateTile(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv);
+// s[rows x cols] (row stride `stride`) = q[rows x dq] * kt over `cols` keys (kt: [dq/2 x kKeyBlock x 2]).
+void ScoreTile(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq,
+               int64_t stride);
+// o[rows x dv] += p[rows x keys] (row stride `stride`) * vt over `keys` keys (vt: [kKeyBlock/2 x dv x 2]).
+void AccumulateTile(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
+                    int64_t stride);
 
 }  // namespace gcomp::cpu::own::amx

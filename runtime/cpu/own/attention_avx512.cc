@@ -170,10 +170,10 @@ void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows
 }
 
 void SoftmaxStep(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
-                 int64_t dv, float scale) {
+                 int64_t dv, float scale, int64_t stride) {
   const __m512 vscale = _mm512_set1_ps(scale);
   for (int64_t i = 0; i < rows; ++i) {
-    float* si = s + i * kKb;
+    float* si = s + i * stride;
     __m512 vmax = _mm512_set1_ps(-__builtin_inff());
     for (int64_t j = 0; j < cols; j += 16) {
       vmax = _mm512_mask_max_ps(vmax, Lanes(nk - j), vmax, _mm512_mul_ps(_mm512_loadu_ps(si + j), vscale));
@@ -188,7 +188,7 @@ void SoftmaxStep(float* s, uint16_t* p, float* m, float* l, float* o, int64_t ro
       const __m512 e = _mm512_maskz_mov_ps(Lanes(nk - j), p ? ExpNonPositiveForBf16(x) : Exp16(x));
       sum = _mm512_add_ps(sum, e);
       if (p) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * kKb + j), (__m256i)_mm512_cvtneps_pbh(e));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * stride + j), (__m256i)_mm512_cvtneps_pbh(e));
       } else {
         _mm512_storeu_ps(si + j, e);
       }
