@@ -3,7 +3,8 @@
 // ReduceSum over one contiguous block of axes
 // (ResNet's global pooling on NHWC: axes [1, 2] of [N, 7, 7, 2048]).
 //
-// NHWC pools vectorize over channels; NCHW pools loop over each plane's windows. Averages divide by
+// NHWC pools vectorize over channels (bf16 max pooling by its AVX-512 row, pool_avx512.cc, where
+// the CPU has AVX-512); NCHW pools loop over each plane's windows. Averages divide by
 // the taps inside the input, or with count_include_pad by the taps inside the padded input.
 #include <omp.h>
 
@@ -14,6 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/cpu/own/common.h"
+#include "runtime/cpu/own/pool_avx512.h"
+#include "runtime/cpu/own/simd.h"
 #include "runtime/op_geometry.h"
 
 namespace gcomp::cpu::own {
@@ -44,7 +47,12 @@ inline float MaxKeepNan(float m, float v) { return (v > m || std::isnan(v)) ? v 
 
 class PoolKernel : public ShapedKernel {
  public:
-  PoolKernel(const PoolPlan& p, int threads) : p_(p), threads_(std::max(1, threads)) {
+  PoolKernel(const PoolPlan& p, int threads)
+      : p_(p),
+        threads_(std::max(1, threads)),
+        bf16_max_avx512_(p.nhwc && p.max && p.x_type == DType::kBF16 && p.y_type == DType::kBF16 &&
+                         CpuSimdLevel() >= SimdLevel::kAvx512) {
+    if (bf16_max_avx512_) taps_.assign(threads_, std::vector<const uint16_t*>(p_.kh * p_.kw));
     const int64_t per = p_.nhwc ? p_.w * p_.c + 2 * p_.c : p_.h * p_.w + p_.oh * p_.ow;
     bufs_.assign(threads_, std::vector<float>(per));
   }
@@ -70,6 +78,17 @@ class PoolKernel : public ShapedKernel {
       float* in = buf + c;
       const Taps ty = AxisTaps(oy, p_.sh, p_.pt, p_.pb, p_.kh, p_.h);
       const Taps tx = AxisTaps(ox, p_.sw, p_.pl, p_.pr, p_.kw, p_.w);
+      if (bf16_max_avx512_ && ty.hi > ty.lo && tx.hi > tx.lo) {
+        const uint16_t** taps = taps_[omp_get_thread_num()].data();
+        int64_t count = 0;
+        for (int64_t iy = ty.lo; iy < ty.hi; ++iy) {
+          for (int64_t ix = tx.lo; ix < tx.hi; ++ix) {
+            taps[count++] = reinterpret_cast<const uint16_t*>(x + ((n * p_.h + iy) * p_.w + ix) * c * xs);
+          }
+        }
+        avx512::MaxPoolBf16(taps, count, c, reinterpret_cast<uint16_t*>(y + t * c * ys));
+        continue;
+      }
       const float init = p_.max ? std::numeric_limits<float>::lowest() : 0.0f;
       std::fill(acc, acc + c, init);
       for (int64_t iy = ty.lo; iy < ty.hi; ++iy) {
@@ -135,7 +154,9 @@ class PoolKernel : public ShapedKernel {
 
   PoolPlan p_;
   int threads_;
+  bool bf16_max_avx512_;  // NHWC bf16 max pooling by avx512::MaxPoolBf16
   std::vector<std::vector<float>> bufs_;
+  std::vector<std::vector<const uint16_t*>> taps_;  // per thread: the window's input rows
 };
 
 // ---- ReduceMean ---------------------------------------------------------------------------

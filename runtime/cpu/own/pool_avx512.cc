@@ -1,0 +1,32 @@
+// AVX-512 row of cpu.pool; see pool_avx512.h. Compiled with AVX-512 (F/BW/VL/DQ) enabled;
+// intrinsics and internal functions only (see attention_avx512.cc).
+#include "runtime/cpu/own/pool_avx512.h"
+
+#include <immintrin.h>
+
+namespace gcomp::cpu::own::avx512 {
+namespace {
+
+inline __m512 Widen(const uint16_t* p, __mmask16 m) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+}
+
+}  // namespace
+
+void MaxPoolBf16(const uint16_t* const* taps, int64_t count, int64_t c, uint16_t* y) {
+  for (int64_t ch = 0; ch < c; ch += 16) {
+    const int64_t left = c - ch;
+    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    __m512 acc = Widen(taps[0] + ch, m);
+    for (int64_t t = 1; t < count; ++t) {
+      const __m512 v = Widen(taps[t] + ch, m);
+      // v replaces acc where v > acc or v is NaN (MaxKeepNan in pool.cc).
+      const __mmask16 take = _mm512_cmp_ps_mask(v, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      acc = _mm512_mask_mov_ps(acc, take, v);
+    }
+    // The upper halves are the bf16 bits of the chosen inputs.
+    _mm256_mask_storeu_epi16(y + ch, m, _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(acc), 16)));
+  }
+}
+
+}  // namespace gcomp::cpu::own::avx512
