@@ -282,10 +282,18 @@ class AttentionKernel : public ShapedKernel {
     }
   }
 
-  // The AVX2 form's softmax step over rows [0, nq) of one key block (Q is pre-scaled).
+  // The AVX2 form's softmax step over rows [0, nq) of one key block (Q is pre-scaled); a row with a
+  // NaN score gets m = l = NaN (a NaN output) and zero probabilities.
   void SoftmaxStepAvx2(Tiles& t, int64_t nq, int64_t nk, int64_t cols) const {
     for (int64_t i = 0; i < nq; ++i) {
       float* s = t.s.data() + i * kKeyBlock;
+      bool nan = std::isnan(t.m[i]);
+      for (int64_t j = 0; j < nk; ++j) nan |= std::isnan(s[j]);
+      if (nan) {
+        t.m[i] = t.l[i] = NAN;
+        std::fill(s, s + cols, 0.0f);
+        continue;
+      }
       float mx = t.m[i];
 #pragma omp simd reduction(max : mx)
       for (int64_t j = 0; j < nk; ++j) mx = std::max(mx, s[j]);
@@ -320,7 +328,7 @@ class AttentionKernel : public ShapedKernel {
         amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data() + blk * kKeyBlock, rows,
                        RoundUp(nk, 32), dq_, width);
       }
-      avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, a_.kv_seq, cols, dv,
+      avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, a_.kv_seq, cols, dv,
                           a_.scale, width);
       for (int64_t blk = 0; blk < key_blocks_; ++blk) {
         const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock);
@@ -333,20 +341,20 @@ class AttentionKernel : public ShapedKernel {
       switch (form_) {
         case Form::kAmxBf16:
           amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_, kKeyBlock);
-          avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
+          avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
                               a_.scale, kKeyBlock);
           amx::AccumulateTile(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv,
                               kKeyBlock);
           break;
         case Form::kAvx512Bf16:
           avx512::ScoreTileBf16(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_);
-          avx512::SoftmaxStep(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
+          avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
                               a_.scale, kKeyBlock);
           avx512::AccumulateTileBf16(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
           break;
         case Form::kAvx512:
           avx512::ScoreTileF32(t.q.data(), t.kt.data() + blk * d * kKeyBlock, t.s.data(), rows, cols, d);
-          avx512::SoftmaxStep(t.s.data(), nullptr, t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv, 1.0f,
+          avx512::SoftmaxStep(t.s.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv, 1.0f,
                               kKeyBlock);
           avx512::AccumulateTileF32(t.s.data(), t.vt.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
           break;
@@ -389,8 +397,8 @@ CpuEntry AttentionEntry() {
   e.ops = {"Attention"};
   e.params = runtime::AttentionParamSpecs();
   e.description =
-      "flash-style attention: Q K^T tiles with online softmax; bf16 dot products (AVX512-BF16) or fp32 FMA; no "
-      "mask/causal/past";
+      "flash-style attention: Q K^T tiles with online softmax; bf16 products on AMX tiles or AVX512-BF16, or fp32 "
+      "FMA (AVX-512, AVX2); no mask/causal/past";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why_not;
     std::optional<AttentionShape> a = ResolveAttention(spec, &why_not);

@@ -1,5 +1,6 @@
-// The AVX-512 tiles of cpu.attention (attention.cc), compiled in attention_avx512.cc with AVX-512
-// enabled; called only where CpuSimdLevel() (simd.h) allows. Tiles are the ones attention.cc
+// The AVX-512 tiles of cpu.attention (attention.cc), compiled in attention_avx512.cc (fp32, AVX-512)
+// and attention_avx512bf16.cc (bf16, AVX512-BF16); called only where CpuSimdLevel() (simd.h)
+// allows. Tiles are the ones attention.cc
 // keeps per thread:
 // - q: [rows x d] fp32 (pre-scaled) or [rows x dq] bf16 (dq = d rounded up to even, zero-padded);
 // - kt: per key block, K transposed: [d x kKeyBlock] fp32, or [dq/2 x kKeyBlock x 2] bf16 (the
@@ -26,11 +27,14 @@ void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64
 void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq);
 // The online-softmax step of one key block of `nk` keys (`cols` padded) for all `rows` rows:
 // with x = scale * s, m' = max(m, max x), p = exp(x - m') (0 in the padding columns), l = l *
-// exp(m - m') + sum p, o *= exp(m - m'); p replaces s, or goes to `p` in bf16 when `p` is set
-// (then to bf16 accuracy). s and p rows are `stride` elements apart (kAttentionKeyBlock, or a whole
-// row of keys).
-void SoftmaxStep(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
-                 int64_t dv, float scale, int64_t stride);
+// exp(m - m') + sum p, o *= exp(m - m'); p replaces s. s rows are `stride` elements apart
+// (kAttentionKeyBlock, or a whole row of keys). A row with a NaN score gets m = l = NaN.
+void SoftmaxStep(float* s, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols, int64_t dv,
+                 float scale, int64_t stride);
+// The same with p rounded to bf16 into `p` (rows `stride` apart), computed to bf16 accuracy
+// (attention_avx512bf16.cc: AVX512-BF16 CPUs only).
+void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
+                     int64_t dv, float scale, int64_t stride);
 // Interleaves rows a and b (n bf16 each; b null: zeros) into out[2n]: out[2i] = a[i],
 // out[2i+1] = b[i]; the bf16 V tile's pair of keys.
 void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n);

@@ -159,7 +159,8 @@ CpuEntry LayerNormEntry() {
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<LayerNormShape> s = ResolveLayerNorm(spec);
     if (!s) return std::nullopt;
-    return absl::StrCat("own layernorm: ", s->rows, " rows of ", s->len);
+    return absl::StrCat("own layernorm: ", s->rows, " rows of ", s->len,
+                        LayerNormKernel::UsesAvx512Row(*s) ? ", AVX-512 rows" : "");
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<LayerNormShape> s = ResolveLayerNorm(spec);

@@ -50,11 +50,16 @@ class PoolKernel : public ShapedKernel {
   PoolKernel(const PoolPlan& p, int threads)
       : p_(p),
         threads_(std::max(1, threads)),
-        bf16_max_avx512_(p.nhwc && p.max && p.x_type == DType::kBF16 && p.y_type == DType::kBF16 &&
-                         CpuSimdLevel() >= SimdLevel::kAvx512) {
+        bf16_max_avx512_(UsesAvx512Row(p)) {
     if (bf16_max_avx512_) taps_.assign(threads_, std::vector<const uint16_t*>(p_.kh * p_.kw));
     const int64_t per = p_.nhwc ? p_.w * p_.c + 2 * p_.c : p_.h * p_.w + p_.oh * p_.ow;
     bufs_.assign(threads_, std::vector<float>(per));
+  }
+
+  // NHWC bf16 max pooling on an AVX-512 CPU: avx512::MaxPoolBf16.
+  static bool UsesAvx512Row(const PoolPlan& p) {
+    return p.nhwc && p.max && p.x_type == DType::kBF16 && p.y_type == DType::kBF16 &&
+           CpuSimdLevel() >= SimdLevel::kAvx512;
   }
 
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
@@ -236,7 +241,7 @@ CpuEntry PoolEntry() {
     std::optional<PoolPlan> p = ResolvePool(spec);
     if (!p) return std::nullopt;
     return absl::StrCat("own pool: ", p->max ? "max " : "average ", p->kh, "x", p->kw, " stride ", p->sh, "x", p->sw,
-                        p->nhwc ? " NHWC" : " NCHW");
+                        p->nhwc ? " NHWC" : " NCHW", PoolKernel::UsesAvx512Row(*p) ? ", AVX-512 rows" : "");
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<PoolPlan> p = ResolvePool(spec);

@@ -20,6 +20,7 @@ bool RequestAmxState() {
 }
 
 SimdLevel Detect() {
+  __builtin_cpu_init();  // in case this runs before the compiler's own initializer
   // __builtin_cpu_supports also checks that the OS saves the AVX-512 state (XCR0).
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");

@@ -1,0 +1,114 @@
+// Shared by the AVX-512 attention files (attention_avx512.cc, attention_avx512bf16.cc) only:
+// everything here has internal linkage, so each file keeps its own copy compiled with its own
+// instruction sets (see simd.h).
+#pragma once
+
+#include <immintrin.h>
+
+#include "runtime/cpu/own/attention_avx512.h"
+
+namespace gcomp::cpu::own::avx512 {
+namespace {
+
+constexpr int64_t kR = kAttentionRows;
+constexpr int64_t kKb = kAttentionKeyBlock;
+
+// Lanes [0, n) of 16.
+inline __mmask16 Lanes(int64_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : n <= 0 ? static_cast<__mmask16>(0)
+                                                           : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// exp(x) on 16 lanes: the same range reduction and polynomial as Exp8 (common.h), 2^n by scalef;
+// -inf gives 0.
+inline __m512 Exp16(__m512 x) {
+  const __mmask16 neg_inf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+  p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~neg_inf), _mm512_scalef_ps(p, n));
+}
+
+// exp(x) for x <= 0 (softmax arguments: scores minus their running max) to bf16 accuracy: the
+// same range reduction, a degree-4 polynomial (relative error < 5e-6, far below bf16's 2^-9),
+// 2^n by scalef; x below -87 gives exp(-87).
+inline __m512 ExpNonPositiveForBf16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147180559945f), x);
+  __m512 p = _mm512_set1_ps(4.1944388e-2f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6686983e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999145e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.9999744e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// The online-softmax step (attention_avx512.h, SoftmaxStep): probabilities in place of the fp32
+// scores, or (kBf16) rounded to bf16 into p. A row holding a NaN score gets m = l = NaN (its
+// output becomes NaN, as the reference's) and zero probabilities.
+template <bool kBf16>
+void SoftmaxRows(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
+                 int64_t dv, float scale, int64_t stride) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int64_t i = 0; i < rows; ++i) {
+    float* si = s + i * stride;
+    __m512 vmax = _mm512_set1_ps(-__builtin_inff());
+    __mmask16 nan = 0;
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 lanes = Lanes(nk - j);
+      const __m512 x = _mm512_mul_ps(_mm512_loadu_ps(si + j), vscale);
+      nan |= _mm512_mask_cmp_ps_mask(lanes, x, x, _CMP_UNORD_Q);
+      vmax = _mm512_mask_max_ps(vmax, lanes, vmax, x);
+    }
+    if (nan || m[i] != m[i]) {
+      m[i] = l[i] = __builtin_nanf("");
+      for (int64_t j = 0; j < cols; j += 16) {
+        if constexpr (kBf16) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * stride + j), _mm256_setzero_si256());
+        } else {
+          _mm512_storeu_ps(si + j, _mm512_setzero_ps());
+        }
+      }
+      continue;
+    }
+    const float block_max = _mm512_reduce_max_ps(vmax);
+    const float m_new = m[i] > block_max ? m[i] : block_max;
+    const float corr = _mm512_cvtss_f32(Exp16(_mm512_set1_ps(m[i] - m_new)));  // m = -inf: 0
+    const __m512 vm = _mm512_set1_ps(m_new);
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __m512 x = _mm512_fmsub_ps(_mm512_loadu_ps(si + j), vscale, vm);
+      if constexpr (kBf16) {
+        const __m512 e = _mm512_maskz_mov_ps(Lanes(nk - j), ExpNonPositiveForBf16(x));
+        sum = _mm512_add_ps(sum, e);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * stride + j), (__m256i)_mm512_cvtneps_pbh(e));
+      } else {
+        const __m512 e = _mm512_maskz_mov_ps(Lanes(nk - j), Exp16(x));
+        sum = _mm512_add_ps(sum, e);
+        _mm512_storeu_ps(si + j, e);
+      }
+    }
+    l[i] = l[i] * corr + _mm512_reduce_add_ps(sum);
+    m[i] = m_new;
+    if (corr != 1.0f) {
+      const __m512 vc = _mm512_set1_ps(corr);
+      float* oi = o + i * dv;
+      for (int64_t e = 0; e < dv; e += 16) _mm512_storeu_ps(oi + e, _mm512_mul_ps(_mm512_loadu_ps(oi + e), vc));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gcomp::cpu::own::avx512
