@@ -1,5 +1,6 @@
 #include "runtime/cpu/own/simd.h"
 
+#include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,7 +27,11 @@ SimdLevel Detect() {
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   if (!avx512) return SimdLevel::kAvx2;
   if (!__builtin_cpu_supports("avx512bf16")) return SimdLevel::kAvx512;
-  if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") && RequestAmxState()) {
+  // AMX-TILE and AMX-BF16: CPUID leaf 7, EDX bits 24 and 22 (clang 14's __builtin_cpu_supports
+  // does not know them).
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool amx = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 22 & 1);
+  if (amx && RequestAmxState()) {
     return SimdLevel::kAmxBf16;
   }
   return SimdLevel::kAvx512Bf16;
