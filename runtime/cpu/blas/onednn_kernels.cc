@@ -313,6 +313,32 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
   return p;
 }
 
+// A design's primitive bound to its arguments: src and dst memory objects (handles: a later
+// set_data_handle on them reaches the argument map), the weights at `weights`, and the bias (fp32,
+// the step's constant input) when the design has one.
+struct BoundPrimitive {
+  dnnl::primitive prim;
+  memory src, dst, weights, bias;
+  std::vector<float> bias_values;
+  std::unordered_map<int, memory> args;
+  dnnl::stream stream;
+
+  absl::Status Bind(const KernelSpec& spec, const Design& d, memory src_mem, memory dst_mem, const uint8_t* w) {
+    if (d.has_bias) {
+      ASSIGN_OR_RETURN(bias_values, ConstantF32(spec, kBiasInput));
+      bias = memory(d.bias, Engine(), bias_values.data());
+    }
+    prim = dnnl::primitive(d.pd);
+    src = src_mem;
+    dst = dst_mem;
+    weights = memory(d.weights, Engine(), const_cast<uint8_t*>(w));
+    stream = dnnl::stream(Engine());
+    args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+    if (d.has_bias) args.emplace(DNNL_ARG_BIAS, bias);
+    return absl::OkStatus();
+  }
+};
+
 class OneDnnKernel : public ShapedKernel {
  public:
   absl::Status Init(const KernelSpec& spec, const Design& d, float scale, bool has_residual) {
@@ -348,19 +374,9 @@ class OneDnnKernel : public ShapedKernel {
         RETURN_IF_ERROR(ReorderWeights(spec, d, from, from ? 1.0f : scale, &owned_weights_));
         weights_ = owned_weights_.data();
       }
-      if (d.has_bias) {
-        ASSIGN_OR_RETURN(bias_, ConstantF32(spec, kBiasInput));
-        bias_mem_ = memory(d.bias, Engine(), bias_.data());
-      }
       SetThreads(threads_);
-      prim_ = dnnl::primitive(d.pd);
-      src_mem_ = memory(d.src, Engine(), DNNL_MEMORY_NONE);
-      dst_mem_ = memory(d.dst, Engine(), DNNL_MEMORY_NONE);
-      wei_mem_ = memory(d.weights, Engine(), const_cast<uint8_t*>(weights_));
-      stream_ = dnnl::stream(Engine());
-      // memory objects are handles: Run's set_data_handle reaches these copies too.
-      args_ = {{DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, wei_mem_}, {DNNL_ARG_DST, dst_mem_}};
-      if (d.has_bias) args_.emplace(DNNL_ARG_BIAS, bias_mem_);
+      RETURN_IF_ERROR(p_.Bind(spec, d, memory(d.src, Engine(), DNNL_MEMORY_NONE),
+                              memory(d.dst, Engine(), DNNL_MEMORY_NONE), weights_));
     } catch (const dnnl::error& e) {
       return DnnlError(spec, e);
     }
@@ -377,10 +393,10 @@ class OneDnnKernel : public ShapedKernel {
     }
     try {
       SetThreads(threads_);
-      src_mem_.set_data_handle(f16_ ? src32_.data() : const_cast<void*>(inputs[0]));
-      dst_mem_.set_data_handle(f16_ ? dst32_.data() : outputs[0]);
-      prim_.execute(stream_, args_);
-      stream_.wait();
+      p_.src.set_data_handle(f16_ ? src32_.data() : const_cast<void*>(inputs[0]));
+      p_.dst.set_data_handle(f16_ ? dst32_.data() : outputs[0]);
+      p_.prim.execute(p_.stream, p_.args);
+      p_.stream.wait();
       if (f16_) ParallelConvert(false, DType::kF16, dst32_.data(), outputs[0], dst_elems_, threads_);
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
@@ -398,11 +414,7 @@ class OneDnnKernel : public ShapedKernel {
   std::vector<float> src32_, dst32_;
   const uint8_t* weights_ = nullptr;
   std::vector<uint8_t> owned_weights_;
-  std::vector<float> bias_;
-  dnnl::primitive prim_;
-  memory src_mem_, dst_mem_, wei_mem_, bias_mem_;
-  std::unordered_map<int, memory> args_;
-  dnnl::stream stream_;
+  BoundPrimitive p_;
 };
 
 template <typename Params>
@@ -501,22 +513,13 @@ class WinogradKernel : public ShapedKernel {
     // batch: the plan stores them plain and they are transformed here, once.
     RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, 1.0f, &weights_));
     try {
-      if (d.has_bias) {
-        ASSIGN_OR_RETURN(bias_, ConstantF32(spec, kBiasInput));
-        bias_mem_ = memory(d.bias, Engine(), bias_.data());
-      }
       SetThreads(threads_);
-      prim_ = dnnl::primitive(d.pd);
+      // Blocked X and Y: kernel-owned.
+      RETURN_IF_ERROR(p_.Bind(spec, d, memory(d.src, Engine()), memory(d.dst, Engine()), weights_.data()));
       x_mem_ = memory(memory::desc({p.n, p.c, p.h, p.w}, dt::f32, tag::nhwc), Engine(), DNNL_MEMORY_NONE);
       y_mem_ = memory(memory::desc({p.n, p.cout, p.ho, p.wo}, dt::f32, tag::nhwc), Engine(), DNNL_MEMORY_NONE);
-      src_mem_ = memory(d.src, Engine());  // blocked X and Y: kernel-owned
-      dst_mem_ = memory(d.dst, Engine());
-      wei_mem_ = memory(d.weights, Engine(), weights_.data());
-      to_blocked_ = dnnl::reorder(x_mem_, src_mem_);
-      to_nhwc_ = dnnl::reorder(dst_mem_, y_mem_);
-      stream_ = dnnl::stream(Engine());
-      args_ = {{DNNL_ARG_SRC, src_mem_}, {DNNL_ARG_WEIGHTS, wei_mem_}, {DNNL_ARG_DST, dst_mem_}};
-      if (d.has_bias) args_.emplace(DNNL_ARG_BIAS, bias_mem_);
+      to_blocked_ = dnnl::reorder(x_mem_, p_.src);
+      to_nhwc_ = dnnl::reorder(p_.dst, y_mem_);
     } catch (const dnnl::error& e) {
       return DnnlError(spec, e);
     }
@@ -528,10 +531,10 @@ class WinogradKernel : public ShapedKernel {
       SetThreads(threads_);
       x_mem_.set_data_handle(const_cast<void*>(inputs[0]));
       y_mem_.set_data_handle(outputs[0]);
-      to_blocked_.execute(stream_, x_mem_, src_mem_);
-      prim_.execute(stream_, args_);
-      to_nhwc_.execute(stream_, dst_mem_, y_mem_);
-      stream_.wait();
+      to_blocked_.execute(p_.stream, x_mem_, p_.src);
+      p_.prim.execute(p_.stream, p_.args);
+      to_nhwc_.execute(p_.stream, p_.dst, y_mem_);
+      p_.stream.wait();
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
     }
@@ -542,12 +545,9 @@ class WinogradKernel : public ShapedKernel {
   std::string name_;
   int threads_ = 1;
   std::vector<uint8_t> weights_;
-  std::vector<float> bias_;
-  dnnl::primitive prim_;
+  BoundPrimitive p_;
   dnnl::reorder to_blocked_, to_nhwc_;
-  memory x_mem_, y_mem_, src_mem_, dst_mem_, wei_mem_, bias_mem_;
-  std::unordered_map<int, memory> args_;
-  dnnl::stream stream_;
+  memory x_mem_, y_mem_;
 };
 
 std::optional<ConvParams> ParseWinograd(const KernelSpec& spec, std::string* why) {

@@ -49,18 +49,9 @@ void AccumulateRowsF32(const float* p, const float* vt, float* o, int64_t keys, 
 }  // namespace
 
 void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d) {
-  for (int64_t i = 0; i < rows; i += kR) {
-    const float* qi = q + i * d;
-    float* si = s + i * kKb;
-    for (int64_t j = 0; j < cols; j += 64) {
-      switch ((cols - j) >= 64 ? 4 : (cols - j) / 16) {
-        case 4: ScoreRowsF32<4>(qi, kt + j, si + j, d); break;
-        case 3: ScoreRowsF32<3>(qi, kt + j, si + j, d); break;
-        case 2: ScoreRowsF32<2>(qi, kt + j, si + j, d); break;
-        default: ScoreRowsF32<1>(qi, kt + j, si + j, d); break;
-      }
-    }
-  }
+  ForEachMicroTile(rows, cols, [&](int64_t i, int64_t j, auto c) {
+    ScoreRowsF32<decltype(c)::kVectors>(q + i * d, kt + j, s + i * kKb + j, d);
+  });
 }
 
 void SoftmaxStep(float* s, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols, int64_t dv,
@@ -91,16 +82,9 @@ void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t
 }
 
 void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv) {
-  for (int64_t i = 0; i < rows; i += kR) {
-    for (int64_t e = 0; e < dv; e += 64) {
-      switch ((dv - e) >= 64 ? 4 : (dv - e) / 16) {
-        case 4: AccumulateRowsF32<4>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-        case 3: AccumulateRowsF32<3>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-        case 2: AccumulateRowsF32<2>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-        default: AccumulateRowsF32<1>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-      }
-    }
-  }
+  ForEachMicroTile(rows, dv, [&](int64_t i, int64_t e, auto c) {
+    AccumulateRowsF32<decltype(c)::kVectors>(p + i * kKb, vt, o + i * dv, keys, dv, e);
+  });
 }
 
 }  // namespace gcomp::cpu::own::avx512

@@ -13,6 +13,28 @@ namespace {
 constexpr int64_t kR = kAttentionRows;
 constexpr int64_t kKb = kAttentionKeyBlock;
 
+// A micro-kernel call's number of 16-float column vectors, as a type.
+template <int N>
+struct Columns {
+  static constexpr int kVectors = N;
+};
+
+// f(i, j, Columns<NC>{}) over rows [0, rows) in steps of kR and columns [0, cols) (a multiple of
+// 16) in steps of 64, NC = min(4, (cols - j) / 16): the micro-kernel calls covering a tile.
+template <typename F>
+inline void ForEachMicroTile(int64_t rows, int64_t cols, F f) {
+  for (int64_t i = 0; i < rows; i += kR) {
+    for (int64_t j = 0; j < cols; j += 64) {
+      switch (cols - j >= 64 ? 4 : (cols - j) / 16) {
+        case 4: f(i, j, Columns<4>{}); break;
+        case 3: f(i, j, Columns<3>{}); break;
+        case 2: f(i, j, Columns<2>{}); break;
+        default: f(i, j, Columns<1>{}); break;
+      }
+    }
+  }
+}
+
 // Lanes [0, n) of 16.
 inline __mmask16 Lanes(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xFFFF) : n <= 0 ? static_cast<__mmask16>(0)

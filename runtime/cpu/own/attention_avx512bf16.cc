@@ -59,18 +59,9 @@ void AccumulateRowsBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t
 }  // namespace
 
 void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq) {
-  for (int64_t i = 0; i < rows; i += kR) {
-    const uint16_t* qi = q + i * dq;
-    float* si = s + i * kKb;
-    for (int64_t j = 0; j < cols; j += 64) {
-      switch ((cols - j) >= 64 ? 4 : (cols - j) / 16) {
-        case 4: ScoreRowsBf16<4>(qi, kt + 2 * j, si + j, dq); break;
-        case 3: ScoreRowsBf16<3>(qi, kt + 2 * j, si + j, dq); break;
-        case 2: ScoreRowsBf16<2>(qi, kt + 2 * j, si + j, dq); break;
-        default: ScoreRowsBf16<1>(qi, kt + 2 * j, si + j, dq); break;
-      }
-    }
-  }
+  ForEachMicroTile(rows, cols, [&](int64_t i, int64_t j, auto c) {
+    ScoreRowsBf16<decltype(c)::kVectors>(q + i * dq, kt + 2 * j, s + i * kKb + j, dq);
+  });
 }
 
 void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
@@ -79,16 +70,9 @@ void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_
 }
 
 void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv) {
-  for (int64_t i = 0; i < rows; i += kR) {
-    for (int64_t e = 0; e < dv; e += 64) {
-      switch ((dv - e) >= 64 ? 4 : (dv - e) / 16) {
-        case 4: AccumulateRowsBf16<4>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-        case 3: AccumulateRowsBf16<3>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-        case 2: AccumulateRowsBf16<2>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-        default: AccumulateRowsBf16<1>(p + i * kKb, vt, o + i * dv, keys, dv, e); break;
-      }
-    }
-  }
+  ForEachMicroTile(rows, dv, [&](int64_t i, int64_t e, auto c) {
+    AccumulateRowsBf16<decltype(c)::kVectors>(p + i * kKb, vt, o + i * dv, keys, dv, e);
+  });
 }
 
 }  // namespace gcomp::cpu::own::avx512
