@@ -166,7 +166,7 @@ class AttentionKernel : public ShapedKernel {
         threads_(std::max(1, threads)),
         form_(ChooseForm(a)),
         bf16_(form_ == Form::kAvx512Bf16 || form_ == Form::kAmxBf16),
-        whole_rows_(form_ == Form::kAmxBf16 && a.kv_seq <= kWholeRowKeys) {
+        whole_rows_(form_ != Form::kAvx2 && a.kv_seq <= kWholeRowKeys) {
     key_blocks_ = (a_.kv_seq + kKeyBlock - 1) / kKeyBlock;
     tiles_.resize(threads_);
     for (Tiles& t : tiles_) t.Size(a_, form_, whole_rows_ ? key_blocks_ * kKeyBlock : kKeyBlock);
@@ -203,7 +203,8 @@ class AttentionKernel : public ShapedKernel {
   }
 
  private:
-  // The AMX form takes the scores of up to this many keys at once (a 48 x 512 fp32 tile, 96 KiB).
+  // The AVX-512 and AMX forms take the scores of up to this many keys at once (a 48 x 512 fp32
+  // tile, 96 KiB).
   static constexpr int64_t kWholeRowKeys = 512;
 
   // Rows of a packed QKV projection lie a whole token row (or batch of them) apart, beyond the
@@ -309,14 +310,73 @@ class AttentionKernel : public ShapedKernel {
     }
   }
 
+  // The scores of key block `blk` (`cols` keys, padded) into the score tile from column `col`,
+  // rows `stride` apart (the AVX2 form: one block, stride kKeyBlock).
+  void Scores(Tiles& t, int64_t blk, int64_t rows, int64_t cols, int64_t col, int64_t stride) const {
+    float* s = t.s.data() + col;
+    switch (form_) {
+      case Form::kAmxBf16:
+        amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, s, rows, cols, dq_, stride);
+        break;
+      case Form::kAvx512Bf16:
+        avx512::ScoreTileBf16(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, s, rows, cols, dq_, stride);
+        break;
+      case Form::kAvx512:
+        avx512::ScoreTileF32(t.q.data(), t.kt.data() + blk * a_.head * kKeyBlock, s, rows, cols, a_.head, stride);
+        break;
+      case Form::kAvx2:
+        ScoreTile(t.q.data(), t.kt.data() + blk * a_.head * kKeyBlock, s, rows, cols, a_.head);
+        break;
+    }
+  }
+
+  // The online-softmax step over `nk` keys (`cols` padded) of the score tile.
+  void Softmax(Tiles& t, int64_t rows, int64_t nq, int64_t nk, int64_t cols, int64_t stride) const {
+    switch (form_) {
+      case Form::kAmxBf16:
+      case Form::kAvx512Bf16:
+        avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv_,
+                                a_.scale, stride);
+        break;
+      case Form::kAvx512:
+        avx512::SoftmaxStep(t.s.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv_, 1.0f, stride);
+        break;
+      case Form::kAvx2:
+        SoftmaxStepAvx2(t, nq, nk, cols);
+        break;
+    }
+  }
+
+  // o += the probabilities from column `col` (`cols` keys) times V of key block `blk`.
+  void Accumulate(Tiles& t, int64_t blk, int64_t rows, int64_t cols, int64_t col, int64_t stride) const {
+    switch (form_) {
+      case Form::kAmxBf16:
+        amx::AccumulateTile(t.p16.data() + col, t.vt16.data() + blk * kKeyBlock * dv_, t.o.data(), rows, cols, dv_,
+                            stride);
+        break;
+      case Form::kAvx512Bf16:
+        avx512::AccumulateTileBf16(t.p16.data() + col, t.vt16.data() + blk * kKeyBlock * dv_, t.o.data(), rows,
+                                   cols, dv_, stride);
+        break;
+      case Form::kAvx512:
+        avx512::AccumulateTileF32(t.s.data() + col, t.vt.data() + blk * kKeyBlock * dv_, t.o.data(), rows, cols,
+                                  dv_, stride);
+        break;
+      case Form::kAvx2:
+        AccumulateTile(t.s.data(), t.vt.data() + blk * kKeyBlock * dv_, t.o.data(), rows, cols, dv_);
+        break;
+    }
+  }
+
   void QueryBlock(int64_t b, int64_t h, int64_t q0, Tiles& t, const uint8_t* q, uint8_t* y) const {
-    const int64_t d = a_.head, dv = dv_;
+    const int64_t dv = dv_;
     const bool amx = form_ == Form::kAmxBf16;
     const int64_t nq = std::min(kQueryBlock, a_.q_seq - q0), rows = RoundUp(nq, amx ? 16 : kRows);
     LoadQueries(b, h, q0, nq, rows, t, q);
     std::fill(t.o.begin(), t.o.begin() + rows * dv, 0.0f);
     std::fill(t.m.begin(), t.m.end(), -INFINITY);
     std::fill(t.l.begin(), t.l.end(), 0.0f);
+    const int64_t pad = amx ? 32 : 16;  // key columns: AMX multiplies 32 keys per step
     if (whole_rows_) {
       // All key blocks' scores side by side, one softmax over the whole row, then P V: no
       // rescaling of the accumulator between blocks.
@@ -324,45 +384,20 @@ class AttentionKernel : public ShapedKernel {
       int64_t cols = 0;
       for (int64_t blk = 0; blk < key_blocks_; ++blk) {
         const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock);
-        cols = blk * kKeyBlock + RoundUp(nk, 32);
-        amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data() + blk * kKeyBlock, rows,
-                       RoundUp(nk, 32), dq_, width);
+        cols = blk * kKeyBlock + RoundUp(nk, pad);
+        Scores(t, blk, rows, RoundUp(nk, pad), blk * kKeyBlock, width);
       }
-      avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, a_.kv_seq, cols, dv,
-                          a_.scale, width);
+      Softmax(t, rows, nq, a_.kv_seq, cols, width);
       for (int64_t blk = 0; blk < key_blocks_; ++blk) {
         const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock);
-        amx::AccumulateTile(t.p16.data() + blk * kKeyBlock, t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows,
-                            RoundUp(nk, 32), dv, width);
+        Accumulate(t, blk, rows, RoundUp(nk, pad), blk * kKeyBlock, width);
       }
-    }
-    for (int64_t blk = 0; blk < (whole_rows_ ? 0 : key_blocks_); ++blk) {
-      const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock), cols = RoundUp(nk, amx ? 32 : 16);
-      switch (form_) {
-        case Form::kAmxBf16:
-          amx::ScoreTile(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_, kKeyBlock);
-          avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
-                              a_.scale, kKeyBlock);
-          amx::AccumulateTile(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv,
-                              kKeyBlock);
-          break;
-        case Form::kAvx512Bf16:
-          avx512::ScoreTileBf16(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, t.s.data(), rows, cols, dq_);
-          avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv,
-                              a_.scale, kKeyBlock);
-          avx512::AccumulateTileBf16(t.p16.data(), t.vt16.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
-          break;
-        case Form::kAvx512:
-          avx512::ScoreTileF32(t.q.data(), t.kt.data() + blk * d * kKeyBlock, t.s.data(), rows, cols, d);
-          avx512::SoftmaxStep(t.s.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv, 1.0f,
-                              kKeyBlock);
-          avx512::AccumulateTileF32(t.s.data(), t.vt.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
-          break;
-        case Form::kAvx2:
-          ScoreTile(t.q.data(), t.kt.data() + blk * d * kKeyBlock, t.s.data(), rows, cols, d);
-          SoftmaxStepAvx2(t, nq, nk, cols);
-          AccumulateTile(t.s.data(), t.vt.data() + blk * kKeyBlock * dv, t.o.data(), rows, cols, dv);
-          break;
+    } else {
+      for (int64_t blk = 0; blk < key_blocks_; ++blk) {
+        const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock), cols = RoundUp(nk, pad);
+        Scores(t, blk, rows, cols, 0, kKeyBlock);
+        Softmax(t, rows, nq, nk, cols, kKeyBlock);
+        Accumulate(t, blk, rows, cols, 0, kKeyBlock);
       }
     }
     const size_t ys = DTypeSize(a_.y_type);
@@ -384,7 +419,7 @@ class AttentionKernel : public ShapedKernel {
   int threads_;
   Form form_;
   bool bf16_;        // the bf16 tiles (AMX-BF16 and AVX512-BF16 forms)
-  bool whole_rows_;  // AMX-BF16 with at most kWholeRowKeys keys: scores of all keys at once
+  bool whole_rows_;  // AVX-512 and AMX forms with at most kWholeRowKeys keys: scores of all keys at once
   int64_t key_blocks_ = 0, dv_ = 16, dq_ = 2;
   std::vector<Tiles> tiles_;
 };

@@ -12,7 +12,7 @@ namespace {
 
 // kR rows x NC*16 columns of s = q kt, reduction over d (fp32).
 template <int NC>
-void ScoreRowsF32(const float* q, const float* kt, float* s, int64_t d) {
+void ScoreRowsF32(const float* q, const float* kt, float* s, int64_t d, int64_t stride) {
   __m512 acc[kR][NC];
   for (int r = 0; r < kR; ++r)
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
@@ -25,12 +25,13 @@ void ScoreRowsF32(const float* q, const float* kt, float* s, int64_t d) {
     }
   }
   for (int r = 0; r < kR; ++r)
-    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(s + r * kKb + 16 * c, acc[r][c]);
+    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(s + r * stride + 16 * c, acc[r][c]);
 }
 
 // kR rows x NC*16 columns of o += p vt (fp32), columns from e0 of rows of dv.
 template <int NC>
-void AccumulateRowsF32(const float* p, const float* vt, float* o, int64_t keys, int64_t dv, int64_t e0) {
+void AccumulateRowsF32(const float* p, const float* vt, float* o, int64_t keys, int64_t dv, int64_t e0,
+                       int64_t stride) {
   __m512 acc[kR][NC];
   for (int r = 0; r < kR; ++r)
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_loadu_ps(o + r * dv + e0 + 16 * c);
@@ -38,7 +39,7 @@ void AccumulateRowsF32(const float* p, const float* vt, float* o, int64_t keys, 
     __m512 v[NC];
     for (int c = 0; c < NC; ++c) v[c] = _mm512_loadu_ps(vt + j * dv + e0 + 16 * c);
     for (int r = 0; r < kR; ++r) {
-      const __m512 pb = _mm512_set1_ps(p[r * kKb + j]);
+      const __m512 pb = _mm512_set1_ps(p[r * stride + j]);
       for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_fmadd_ps(pb, v[c], acc[r][c]);
     }
   }
@@ -48,9 +49,10 @@ void AccumulateRowsF32(const float* p, const float* vt, float* o, int64_t keys, 
 
 }  // namespace
 
-void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d) {
+void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d,
+                  int64_t stride) {
   ForEachMicroTile(rows, cols, [&](int64_t i, int64_t j, auto c) {
-    ScoreRowsF32<decltype(c)::kVectors>(q + i * d, kt + j, s + i * kKb + j, d);
+    ScoreRowsF32<decltype(c)::kVectors>(q + i * d, kt + j, s + i * stride + j, d, stride);
   });
 }
 
@@ -81,9 +83,10 @@ void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t
   }
 }
 
-void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv) {
+void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
+                       int64_t stride) {
   ForEachMicroTile(rows, dv, [&](int64_t i, int64_t e, auto c) {
-    AccumulateRowsF32<decltype(c)::kVectors>(p + i * kKb, vt, o + i * dv, keys, dv, e);
+    AccumulateRowsF32<decltype(c)::kVectors>(p + i * stride, vt, o + i * dv, keys, dv, e, stride);
   });
 }
 

@@ -21,10 +21,13 @@ inline constexpr int64_t kAttentionKeyBlock = 64;    // multiple of 16 (micro-ke
 
 namespace avx512 {
 
-// s = q * kt over `cols` keys (fp32 FMA).
-void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d);
+// s = q * kt over `cols` keys (fp32 FMA); s rows `stride` apart (kAttentionKeyBlock, or a whole row
+// of keys), as for every s and p below.
+void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d,
+                  int64_t stride);
 // s = q * kt over `cols` keys (bf16 pairs, fp32 accumulation).
-void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq);
+void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq,
+                   int64_t stride);
 // The online-softmax step of one key block of `nk` keys (`cols` padded) for all `rows` rows:
 // with x = scale * s, m' = max(m, max x), p = exp(x - m') (0 in the padding columns), l = l *
 // exp(m - m') + sum p, o *= exp(m - m'); p replaces s. s rows are `stride` elements apart
@@ -39,9 +42,11 @@ void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_
 // out[2i+1] = b[i]; the bf16 V tile's pair of keys.
 void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n);
 // o += p * vt over `keys` keys (fp32 FMA; p is s above).
-void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv);
+void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
+                       int64_t stride);
 // o += p * vt over `keys` keys (bf16 pairs, fp32 accumulation).
-void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv);
+void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
+                        int64_t stride);
 
 }  // namespace avx512
 }  // namespace gcomp::cpu::own

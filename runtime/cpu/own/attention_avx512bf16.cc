@@ -21,7 +21,7 @@ inline __m512 Dot(__m512 acc, __m512 a, __m512 b) {
 
 // The same with bf16 pairs: dq / 2 dot-product steps.
 template <int NC>
-void ScoreRowsBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t dq) {
+void ScoreRowsBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t dq, int64_t stride) {
   __m512 acc[kR][NC];
   for (int r = 0; r < kR; ++r)
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
@@ -34,12 +34,13 @@ void ScoreRowsBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t dq) 
     }
   }
   for (int r = 0; r < kR; ++r)
-    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(s + r * kKb + 16 * c, acc[r][c]);
+    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(s + r * stride + 16 * c, acc[r][c]);
 }
 
 // The same with bf16 pairs of keys.
 template <int NC>
-void AccumulateRowsBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t keys, int64_t dv, int64_t e0) {
+void AccumulateRowsBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t keys, int64_t dv, int64_t e0,
+                        int64_t stride) {
   __m512 acc[kR][NC];
   for (int r = 0; r < kR; ++r)
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_loadu_ps(o + r * dv + e0 + 16 * c);
@@ -48,7 +49,7 @@ void AccumulateRowsBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t
     for (int c = 0; c < NC; ++c)
       v[c] = _mm512_loadu_ps(reinterpret_cast<const float*>(vt + (t * dv + e0 + 16 * c) * 2));
     for (int r = 0; r < kR; ++r) {
-      const __m512 pb = Bcast32(p + r * kKb + 2 * t);
+      const __m512 pb = Bcast32(p + r * stride + 2 * t);
       for (int c = 0; c < NC; ++c) acc[r][c] = Dot(acc[r][c], pb, v[c]);
     }
   }
@@ -58,9 +59,10 @@ void AccumulateRowsBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t
 
 }  // namespace
 
-void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq) {
+void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq,
+                   int64_t stride) {
   ForEachMicroTile(rows, cols, [&](int64_t i, int64_t j, auto c) {
-    ScoreRowsBf16<decltype(c)::kVectors>(q + i * dq, kt + 2 * j, s + i * kKb + j, dq);
+    ScoreRowsBf16<decltype(c)::kVectors>(q + i * dq, kt + 2 * j, s + i * stride + j, dq, stride);
   });
 }
 
@@ -69,9 +71,10 @@ void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_
   SoftmaxRows<true>(s, p, m, l, o, rows, nk, cols, dv, scale, stride);
 }
 
-void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv) {
+void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
+                        int64_t stride) {
   ForEachMicroTile(rows, dv, [&](int64_t i, int64_t e, auto c) {
-    AccumulateRowsBf16<decltype(c)::kVectors>(p + i * kKb, vt, o + i * dv, keys, dv, e);
+    AccumulateRowsBf16<decltype(c)::kVectors>(p + i * stride, vt, o + i * dv, keys, dv, e, stride);
   });
 }
 
