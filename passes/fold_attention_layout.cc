@@ -42,17 +42,45 @@ namespace {
 constexpr const char* kRule = "FoldAttentionLayout";
 using Bindings = std::map<std::string, int64_t>;
 
+// The chains are checked element by element, so that work is bounded by the model's size: the
+// pass may visit kVisitsPerWeight elements per element of the model's constants, and at least
+// kMinVisits. ViT-B/16's dynamo export needs about 5e7 visits per attention, 6e8 in all, against a
+// budget of 2.2e10; a model file's dims cost nothing to declare, its weights do.
+constexpr int64_t kVisitsPerWeight = 256;
+constexpr int64_t kMinVisits = int64_t{1} << 25;
+// No tensor of more elements than this is evaluated (2^25: 256 MiB of indices; a ViT-g/14's
+// packed QKV at 518 px and batch 3 is 1.9e7).
+constexpr int64_t kMaxElements = int64_t{1} << 25;
+
+struct Budget {
+  int64_t left = kMinVisits;
+  bool spent = false;
+  // Takes `n` element visits; false (and spent) when they are not left.
+  bool Take(int64_t n) {
+    if (n < 0 || n > left) {
+      spent = true;
+      return false;
+    }
+    left -= n;
+    return true;
+  }
+};
+
 bool IsView(const Node* n) {
   return n && (n->op == "Transpose" || n->op == "Reshape" || n->op == "Slice" || n->op == "Identity" ||
                n->op == "Flatten" || n->op == "Squeeze" || n->op == "Unsqueeze" ||
                (n->op == "Gather" && n->input(1) && n->input(1)->is_constant()));
 }
 
+// The dims of `s` at bindings `b`; none where a dim does not evaluate or the tensor is past
+// kMaxElements.
 std::optional<std::vector<int64_t>> DimsAt(const Shape& s, const Bindings& b) {
   std::vector<int64_t> d;
+  int64_t n = 1;
   for (const Dim& x : s) {
     absl::StatusOr<int64_t> v = x.Evaluate(b);
-    if (!v.ok() || *v < 0) return std::nullopt;
+    if (!v.ok() || *v < 0 || (*v > 0 && n > kMaxElements / *v)) return std::nullopt;
+    n *= *v;
     d.push_back(*v);
   }
   return d;
@@ -71,7 +99,8 @@ struct Indexed {
   std::vector<int64_t> at;
 };
 
-Indexed Iota(std::vector<int64_t> dims) {
+std::optional<Indexed> Iota(std::vector<int64_t> dims, Budget& budget) {
+  if (!budget.Take(Numel(dims))) return std::nullopt;
   Indexed x;
   x.dims = std::move(dims);
   x.at.resize(static_cast<size_t>(Numel(x.dims)));
@@ -85,10 +114,10 @@ std::optional<std::vector<int64_t>> ConstInts(const Value* v) {
 }
 
 // `x` through view node `n` (its data input 0).
-std::optional<Indexed> Through(const Node* n, const Indexed& x, const Bindings& b) {
+std::optional<Indexed> Through(const Node* n, const Indexed& x, const Bindings& b, Budget& budget) {
   const size_t r = x.dims.size();
   std::optional<std::vector<int64_t>> out_dims = DimsAt(n->output(0)->shape, b);
-  if (!out_dims) return std::nullopt;
+  if (!out_dims || !budget.Take(Numel(*out_dims))) return std::nullopt;
   if (n->op == "Transpose") {
     std::vector<int64_t> perm = n->attrs.GetInts("perm", {});
     if (perm.empty()) {
@@ -233,18 +262,18 @@ std::vector<Value*> ChainUp(Value* v) {
 }
 
 // Evaluates the view nodes from chain[k] (root) down to chain[0] on the root's element indices.
-std::optional<Indexed> EvalDown(const std::vector<Value*>& chain, size_t k, const Bindings& b) {
+std::optional<Indexed> EvalDown(const std::vector<Value*>& chain, size_t k, const Bindings& b, Budget& budget) {
   std::optional<std::vector<int64_t>> root = DimsAt(chain[k]->shape, b);
   if (!root) return std::nullopt;
-  std::optional<Indexed> x = Iota(*root);
-  for (size_t j = k; j-- > 0 && x;) x = Through(chain[j]->producer, *x, b);
+  std::optional<Indexed> x = Iota(*root, budget);
+  for (size_t j = k; j-- > 0 && x;) x = Through(chain[j]->producer, *x, b, budget);
   return x;
 }
 
 // The strided rows of operand `x` (Attention's input in `form`, heads `heads` or 0 when folded,
 // head size `size`, sequence `seq`), from the farthest root up its view chain that realizes it.
 std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size, bool seq_first,
-                                const std::vector<Bindings>& all) {
+                                const std::vector<Bindings>& all, Budget& budget) {
   const std::vector<Value*> chain = ChainUp(x);
   for (size_t k = chain.size(); k-- > 0;) {
     Value* root = chain[k];
@@ -259,7 +288,7 @@ std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size
       bool ok = true;
       for (const Bindings& b : all) {
         std::optional<std::vector<int64_t>> rd = DimsAt(root->shape, b), xd = DimsAt(x->shape, b);
-        std::optional<Indexed> got = EvalDown(chain, k, b);
+        std::optional<Indexed> got = EvalDown(chain, k, b, budget);
         if (!rd || !xd || !got || got->at.empty()) {
           ok = false;
           break;
@@ -313,7 +342,7 @@ struct OutputEnd {
 };
 
 std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t heads, int64_t v_size, bool seq_first,
-                                    const std::vector<Bindings>& all) {
+                                    const std::vector<Bindings>& all, Budget& budget) {
   std::vector<Value*> chain = {y};
   std::vector<Node*> nodes;
   for (Value* v = y; v->users.size() == 1 && !g.IsGraphOutput(v) && IsView(v->users[0]) && v->users[0]->op != "Slice" &&
@@ -333,8 +362,8 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
         ok = false;
         break;
       }
-      std::optional<Indexed> x = Iota(*yd);
-      for (size_t j = 1; j <= k && x; ++j) x = Through(chain[j]->producer, *x, b);
+      std::optional<Indexed> x = Iota(*yd, budget);
+      for (size_t j = 1; j <= k && x; ++j) x = Through(chain[j]->producer, *x, b, budget);
       if (!x) {
         ok = false;
         break;
@@ -430,7 +459,8 @@ std::string Ineligible(const Graph& g, const Node* n) {
   return "";
 }
 
-absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bindings>& all, const PassContext& ctx) {
+absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bindings>& all, Budget& budget,
+                          const PassContext& ctx) {
   if (std::string why = Ineligible(g, n); !why.empty()) {
     if (why != "already strided") ctx.Explain(kRule, *n, absl::StrCat("not folded: ", why));
     return false;
@@ -454,16 +484,24 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
   // decides).
   std::optional<Rows> rq, rk, rv;
   std::optional<OutputEnd> out;
+  budget.spent = false;
   for (bool seq_first : {true, false}) {
-    rq = OperandRows(q, form, qh, d, seq_first, all);
-    rk = rq ? OperandRows(k, form, kvh, d, seq_first, all) : std::nullopt;
-    rv = rk ? OperandRows(v, form, kvh, dv, seq_first, all) : std::nullopt;
+    rq = OperandRows(q, form, qh, d, seq_first, all, budget);
+    rk = rq ? OperandRows(k, form, kvh, d, seq_first, all, budget) : std::nullopt;
+    rv = rk ? OperandRows(v, form, kvh, dv, seq_first, all, budget) : std::nullopt;
     if (!rq || !rk || !rv || rq->batch != rk->batch || rk->batch != rv->batch ||
         (form == Form::kFolded && (rq->heads != rk->heads || rk->heads != rv->heads))) {
       continue;
     }
-    out = OutputRows(g, n->output(0), form, rq->heads, dv, seq_first, all);
+    out = OutputRows(g, n->output(0), form, rq->heads, dv, seq_first, all, budget);
     if (out) break;
+  }
+  if (!out && budget.spent) {
+    ctx.Explain(kRule, *n,
+                absl::StrCat("not folded: checking the view chains element by element would visit more elements "
+                             "than the pass has left (", kVisitsPerWeight,
+                             " per element of the model's constants, at least ", kMinVisits, ")"));
+    return false;
   }
   if (!out) {
     ctx.Explain(kRule, *n,
@@ -547,10 +585,17 @@ absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx) {
   for (Node* n : g.nodes()) {
     if (n->op == "Attention") attention.push_back(n);
   }
+  if (attention.empty()) return false;
+  int64_t weights = 0;
+  for (const Value* v : g.values()) {
+    if (v->is_constant()) weights = std::min(int64_t{1} << 40, weights + v->constant->numel());
+  }
+  Budget budget;
+  budget.left = std::max(kMinVisits, weights * kVisitsPerWeight);
   Rewriter rw(g);
   bool changed = false;
   for (Node* n : attention) {
-    ASSIGN_OR_RETURN(bool folded, Fold(g, rw, n, all, ctx));
+    ASSIGN_OR_RETURN(bool folded, Fold(g, rw, n, all, budget, ctx));
     changed |= folded;
   }
   if (changed) RETURN_IF_ERROR(rw.Finish());
