@@ -43,9 +43,10 @@ constexpr const char* kRule = "FoldAttentionLayout";
 using Bindings = std::map<std::string, int64_t>;
 
 // The chains are checked element by element, so that work is bounded by the model's size: the
-// pass may visit kVisitsPerWeight elements per element of the model's constants, and at least
-// kMinVisits. ViT-B/16's dynamo export needs about 5e7 visits per attention, 6e8 in all, against a
-// budget of 2.2e10; a model file's dims cost nothing to declare, its weights do.
+// pass may visit kVisitsPerWeight elements per element of the constants in the model file
+// (Graph::file_constant_elements), and at least kMinVisits. ViT-B/16's dynamo export needs about
+// 5e7 visits per attention, 6e8 in all, against a budget of 2.2e10; a model file's dims cost
+// nothing to declare, its weights do.
 constexpr int64_t kVisitsPerWeight = 256;
 constexpr int64_t kMinVisits = int64_t{1} << 25;
 // No tensor of more elements than this is evaluated (2^25: 256 MiB of indices; a ViT-g/14's
@@ -54,7 +55,8 @@ constexpr int64_t kMaxElements = int64_t{1} << 25;
 
 struct Budget {
   int64_t left = kMinVisits;
-  bool spent = false;
+  bool spent = false;      // a check needed more visits than were left
+  bool too_large = false;  // a value had more than kMaxElements elements
   // Takes `n` element visits; false (and spent) when they are not left.
   bool Take(int64_t n) {
     if (n < 0 || n > left) {
@@ -72,14 +74,18 @@ bool IsView(const Node* n) {
                (n->op == "Gather" && n->input(1) && n->input(1)->is_constant()));
 }
 
-// The dims of `s` at bindings `b`; none where a dim does not evaluate or the tensor is past
-// kMaxElements.
-std::optional<std::vector<int64_t>> DimsAt(const Shape& s, const Bindings& b) {
+// The dims of `s` at bindings `b`; none where a dim does not evaluate or is 0 (no empty operand
+// folds), or the tensor is past kMaxElements (noted in `budget`).
+std::optional<std::vector<int64_t>> DimsAt(const Shape& s, const Bindings& b, Budget& budget) {
   std::vector<int64_t> d;
   int64_t n = 1;
   for (const Dim& x : s) {
     absl::StatusOr<int64_t> v = x.Evaluate(b);
-    if (!v.ok() || *v < 0 || (*v > 0 && n > kMaxElements / *v)) return std::nullopt;
+    if (!v.ok() || *v <= 0) return std::nullopt;
+    if (n > kMaxElements / *v) {
+      budget.too_large = true;
+      return std::nullopt;
+    }
     n *= *v;
     d.push_back(*v);
   }
@@ -116,7 +122,7 @@ std::optional<std::vector<int64_t>> ConstInts(const Value* v) {
 // `x` through view node `n` (its data input 0).
 std::optional<Indexed> Through(const Node* n, const Indexed& x, const Bindings& b, Budget& budget) {
   const size_t r = x.dims.size();
-  std::optional<std::vector<int64_t>> out_dims = DimsAt(n->output(0)->shape, b);
+  std::optional<std::vector<int64_t>> out_dims = DimsAt(n->output(0)->shape, b, budget);
   if (!out_dims || !budget.Take(Numel(*out_dims))) return std::nullopt;
   if (n->op == "Transpose") {
     std::vector<int64_t> perm = n->attrs.GetInts("perm", {});
@@ -263,7 +269,7 @@ std::vector<Value*> ChainUp(Value* v) {
 
 // Evaluates the view nodes from chain[k] (root) down to chain[0] on the root's element indices.
 std::optional<Indexed> EvalDown(const std::vector<Value*>& chain, size_t k, const Bindings& b, Budget& budget) {
-  std::optional<std::vector<int64_t>> root = DimsAt(chain[k]->shape, b);
+  std::optional<std::vector<int64_t>> root = DimsAt(chain[k]->shape, b, budget);
   if (!root) return std::nullopt;
   std::optional<Indexed> x = Iota(*root, budget);
   for (size_t j = k; j-- > 0 && x;) x = Through(chain[j]->producer, *x, b, budget);
@@ -287,9 +293,8 @@ std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size
       for (size_t j = 0; j < k; ++j) rows.nodes.push_back(chain[j]->producer);
       bool ok = true;
       for (const Bindings& b : all) {
-        std::optional<std::vector<int64_t>> rd = DimsAt(root->shape, b), xd = DimsAt(x->shape, b);
-        std::optional<Indexed> got = EvalDown(chain, k, b, budget);
-        if (!rd || !xd || !got || got->at.empty()) {
+        std::optional<std::vector<int64_t>> rd = DimsAt(root->shape, b, budget), xd = DimsAt(x->shape, b, budget);
+        if (!rd || !xd) {
           ok = false;
           break;
         }
@@ -305,6 +310,12 @@ std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size
         const int64_t xseq = form == Form::kHeads ? (*xd)[2] : (*xd)[1];
         const int64_t xbatch = form == Form::kHeads || form == Form::kPacked ? (*xd)[0] : batch;
         if (xseq != seq || xbatch != batch || h < 1) {
+          ok = false;
+          break;
+        }
+        // The dims fit this root: only now the chain is evaluated.
+        std::optional<Indexed> got = EvalDown(chain, k, b, budget);
+        if (!got || got->at.empty()) {
           ok = false;
           break;
         }
@@ -357,7 +368,7 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
     if (end->shape.size() != 3) continue;
     bool ok = true;
     for (const Bindings& b : all) {
-      std::optional<std::vector<int64_t>> yd = DimsAt(y->shape, b), ed = DimsAt(end->shape, b);
+      std::optional<std::vector<int64_t>> yd = DimsAt(y->shape, b, budget), ed = DimsAt(end->shape, b, budget);
       if (!yd || !ed) {
         ok = false;
         break;
@@ -484,7 +495,7 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
   // decides).
   std::optional<Rows> rq, rk, rv;
   std::optional<OutputEnd> out;
-  budget.spent = false;
+  budget.spent = budget.too_large = false;
   for (bool seq_first : {true, false}) {
     rq = OperandRows(q, form, qh, d, seq_first, all, budget);
     rk = rq ? OperandRows(k, form, kvh, d, seq_first, all, budget) : std::nullopt;
@@ -496,11 +507,17 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
     out = OutputRows(g, n->output(0), form, rq->heads, dv, seq_first, all, budget);
     if (out) break;
   }
+  if (!out && budget.too_large) {
+    ctx.Explain(kRule, *n,
+                absl::StrCat("not folded: a value of the view chains has more than ", kMaxElements,
+                             " elements at the batch sizes checked, too many to check element by element"));
+    return false;
+  }
   if (!out && budget.spent) {
     ctx.Explain(kRule, *n,
                 absl::StrCat("not folded: checking the view chains element by element would visit more elements "
                              "than the pass has left (", kVisitsPerWeight,
-                             " per element of the model's constants, at least ", kMinVisits, ")"));
+                             " per element of the model file's constants, at least ", kMinVisits, ")"));
     return false;
   }
   if (!out) {
@@ -586,12 +603,8 @@ absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx) {
     if (n->op == "Attention") attention.push_back(n);
   }
   if (attention.empty()) return false;
-  int64_t weights = 0;
-  for (const Value* v : g.values()) {
-    if (v->is_constant()) weights = std::min(int64_t{1} << 40, weights + v->constant->numel());
-  }
   Budget budget;
-  budget.left = std::max(kMinVisits, weights * kVisitsPerWeight);
+  budget.left = std::max(kMinVisits, std::min(g.file_constant_elements, int64_t{1} << 40) * kVisitsPerWeight);
   Rewriter rw(g);
   bool changed = false;
   for (Node* n : attention) {
