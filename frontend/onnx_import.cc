@@ -180,7 +180,6 @@ absl::Status Importer::AddInputs() {
     if (!t.ok()) return Fail(std::string(t.status().message()));
     auto v = g_->AddConstant(init.name(), std::move(*t));
     if (!v.ok()) return Fail(absl::StrCat("initializer '", init.name(), "': ", v.status().message()));
-    g_->file_constant_elements += (*v)->constant->numel();
   }
   if (graph.sparse_initializer_size() > 0) return Fail("sparse initializers are not supported");
   for (const auto& in : graph.input()) {
@@ -377,7 +376,6 @@ absl::Status Importer::ConvertConstant(const onnx::NodeProto& n, const std::stri
   }
   auto v = g_->AddConstant(n.output(0), std::move(t));
   if (!v.ok()) return NodeFail(n, name, std::string(v.status().message()));
-  g_->file_constant_elements += (*v)->constant->numel();
   return absl::OkStatus();
 }
 

@@ -107,10 +107,6 @@ class Graph {
   int64_t opset = 0;
   // Symbols of the input shapes in order of first appearance ("batch").
   std::vector<std::string> symbols;
-  // Elements of the constants the model file itself holds (initializers and Constant nodes, set by
-  // the importer; folded values are not counted). Passes whose work grows with declared dims
-  // bound it by this: a file's dims cost nothing to declare, its weights do.
-  int64_t file_constant_elements = 0;
 
  private:
   std::vector<std::unique_ptr<Value>> values_;

@@ -12,11 +12,13 @@
 //                                         head_size=D, v_head_size=D, q/k/v_offset=0/E/2E}
 //
 // Which chains qualify is decided by what they compute, not by their op sequence: for every
-// candidate root (each value up the chain, farthest first) the chain is evaluated on element
-// indices of the root at two batch sizes (the graph's symbols bound to 2 and 3; once for static
-// shapes), and the fold fires only where every element of Q, K and V is the element of the root
-// that the strided form addresses ([B, S, W] or [S, B, W] rows, heads side by side from one
-// column), and every element of the output chain's end is the one the strided form writes.
+// candidate root (each value up the chain, farthest first) the chain is evaluated as a layout of
+// the root (per dim, the root strides of its index's mixed-radix digits) at two batch sizes (the
+// graph's symbols bound to 2 and 3; once for static shapes), and the fold fires only where every
+// element of Q, K and V is the element of the root that the strided form addresses ([B, S, W] or
+// [S, B, W] rows, heads side by side from one column), and every element of the output chain's
+// end is the one the strided form writes: the canonical layouts (digits of size 1 dropped, evenly
+// stepping digits merged) are equal exactly when the elements are.
 // Q, K and V's layouts (batch or sequence first) and batch sizes must agree. Where sequence-first
 // rows come from a row-wise QKV projection of Transpose([1,0,2]) tokens and the output goes back
 // through Transpose [1,0,2] (torchvision), the projection reads the tokens as they are and the
@@ -42,31 +44,13 @@ namespace {
 constexpr const char* kRule = "FoldAttentionLayout";
 using Bindings = std::map<std::string, int64_t>;
 
-// The chains are checked element by element, so that work is bounded by the model's size: the
-// pass may visit kVisitsPerWeight elements per element of the constants in the model file
-// (Graph::file_constant_elements), and at least kMinVisits. ViT-B/16's dynamo export needs about
-// 5e7 visits per attention, 6e8 in all, against a budget of 2.2e10; a model file's dims cost
-// nothing to declare, its weights do.
-constexpr int64_t kVisitsPerWeight = 256;
-constexpr int64_t kMinVisits = int64_t{1} << 25;
-// No tensor of more elements than this is evaluated (2^25: 256 MiB of indices; a ViT-g/14's
-// packed QKV at 518 px and batch 3 is 1.9e7).
-constexpr int64_t kMaxElements = int64_t{1} << 25;
-
-struct Budget {
-  int64_t left = kMinVisits;
-  bool spent = false;      // a check needed more visits than were left
-  bool too_large = false;  // a value had more than kMaxElements elements
-  // Takes `n` element visits; false (and spent) when they are not left.
-  bool Take(int64_t n) {
-    if (n < 0 || n > left) {
-      spent = true;
-      return false;
-    }
-    left -= n;
-    return true;
-  }
-};
+// The chains are checked symbolically: every value of a chain is a layout of the root's elements
+// (per dim, the strides of its mixed-radix digits), pushed through each view node and compared
+// with the layout the strided form addresses. The work is a few steps per dim and node, whatever
+// the dims are. A view the layout algebra cannot express (a Reshape that splits a digit unevenly,
+// a Gather at indices that are not a progression) declines the fold; nothing is left unchecked.
+// Dims are bounded (2^48 elements per value) so that no stride or offset overflows.
+constexpr int64_t kMaxElements = int64_t{1} << 48;
 
 bool IsView(const Node* n) {
   return n && (n->op == "Transpose" || n->op == "Reshape" || n->op == "Slice" || n->op == "Identity" ||
@@ -75,15 +59,15 @@ bool IsView(const Node* n) {
 }
 
 // The dims of `s` at bindings `b`; none where a dim does not evaluate or is 0 (no empty operand
-// folds), or the tensor is past kMaxElements (noted in `budget`).
-std::optional<std::vector<int64_t>> DimsAt(const Shape& s, const Bindings& b, Budget& budget) {
+// folds), or the value has more than kMaxElements elements (then `too_large` is set).
+std::optional<std::vector<int64_t>> DimsAt(const Shape& s, const Bindings& b, bool& too_large) {
   std::vector<int64_t> d;
   int64_t n = 1;
   for (const Dim& x : s) {
     absl::StatusOr<int64_t> v = x.Evaluate(b);
     if (!v.ok() || *v <= 0) return std::nullopt;
     if (n > kMaxElements / *v) {
-      budget.too_large = true;
+      too_large = true;
       return std::nullopt;
     }
     n *= *v;
@@ -92,26 +76,129 @@ std::optional<std::vector<int64_t>> DimsAt(const Shape& s, const Bindings& b, Bu
   return d;
 }
 
-int64_t Numel(const std::vector<int64_t>& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= x;
-  return n;
-}
+// One digit of a dim's index: `size` values, `stride` root elements apart.
+struct Mode {
+  int64_t size = 1;
+  int64_t stride = 0;
+  bool operator==(const Mode&) const = default;
+};
+using Modes = std::vector<Mode>;  // a dim's digits, most significant first
 
-// A tensor's elements as element indices of a root tensor: at[i] is the root element that
-// element i (row-major over dims) is.
-struct Indexed {
+// A value as a view of the root: element (i_0, ..., i_r-1) is root element
+// offset + sum_k sum_j digit_j(i_k) * modes[k][j].stride, where digit_j are i_k's mixed-radix
+// digits by modes[k]'s sizes (whose product is dims[k]).
+struct Layout {
   std::vector<int64_t> dims;
-  std::vector<int64_t> at;
+  std::vector<Modes> modes;
+  int64_t offset = 0;
 };
 
-std::optional<Indexed> Iota(std::vector<int64_t> dims, Budget& budget) {
-  if (!budget.Take(Numel(dims))) return std::nullopt;
-  Indexed x;
-  x.dims = std::move(dims);
-  x.at.resize(static_cast<size_t>(Numel(x.dims)));
-  for (size_t i = 0; i < x.at.size(); ++i) x.at[i] = static_cast<int64_t>(i);
+// The root itself: row-major over `dims`.
+Layout RowMajor(const std::vector<int64_t>& dims) {
+  Layout x;
+  x.dims = dims;
+  x.modes.resize(dims.size());
+  int64_t stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    x.modes[k] = {{dims[k], stride}};
+    stride *= dims[k];
+  }
   return x;
+}
+
+// `m` without digits of size 1, and with each digit merged into the next more significant one
+// where together they step evenly (outer stride = inner size * inner stride). Two digit lists
+// with the same sizes' product address the same elements exactly when their canonical forms are
+// equal.
+Modes Canonical(const Modes& m) {
+  Modes out;
+  for (const Mode& x : m) {
+    if (x.size == 1) continue;
+    if (!out.empty() && out.back().stride == x.size * x.stride) {
+      out.back() = {out.back().size * x.size, x.stride};
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+bool SameElements(const Layout& a, const Layout& b) {
+  if (a.dims != b.dims || a.offset != b.offset) return false;
+  for (size_t k = 0; k < a.dims.size(); ++k) {
+    if (Canonical(a.modes[k]) != Canonical(b.modes[k])) return false;
+  }
+  return true;
+}
+
+// The root offset of index `i` along a dim with digits `m`.
+int64_t OffsetOf(const Modes& m, int64_t i) {
+  int64_t at = 0;
+  for (size_t j = m.size(); j-- > 0;) {
+    at += (i % m[j].size) * m[j].stride;
+    i /= m[j].size;
+  }
+  return at;
+}
+
+// Narrows dim `k` of `x` to indices start, start + step, ... (`count` of them); false where the
+// result is not a layout (a stride that crosses digits unevenly).
+bool Narrow(Layout& x, size_t k, int64_t start, int64_t step, int64_t count) {
+  if (start == 0 && step == 1 && count == x.dims[k]) return true;
+  Modes m = Canonical(x.modes[k]);
+  x.dims[k] = count;
+  if (count == 1) {
+    x.offset += OffsetOf(m, start);
+    x.modes[k] = {};
+    return true;
+  }
+  if (m.size() == 1) {  // one digit: any progression
+    x.offset += start * m[0].stride;
+    x.modes[k] = {{count, step * m[0].stride}};
+    return true;
+  }
+  int64_t inner = 1;  // several digits: whole blocks of the most significant one
+  for (size_t j = 1; j < m.size(); ++j) inner *= m[j].size;
+  if (step != 1 || start % inner != 0 || count % inner != 0) return false;
+  x.offset += (start / inner) * m[0].stride;
+  m[0].size = count / inner;
+  x.modes[k] = std::move(m);
+  return true;
+}
+
+// `x`'s elements in row-major order regrouped as `dims` (Reshape and the like); none where a new
+// dim would split a digit that its size does not divide.
+std::optional<Layout> Regroup(const Layout& x, const std::vector<int64_t>& dims) {
+  Modes all;
+  for (const Modes& m : x.modes) all.insert(all.end(), m.begin(), m.end());
+  Modes flat = Canonical(all);
+  Layout y;
+  y.dims = dims;
+  y.offset = x.offset;
+  size_t p = 0;
+  for (int64_t size : dims) {
+    Modes m;
+    int64_t have = 1;  // divides `size` throughout
+    while (have < size) {
+      if (p >= flat.size()) return std::nullopt;
+      const int64_t need = size / have;
+      const Mode f = flat[p];
+      if (need % f.size == 0) {
+        m.push_back(f);
+        have *= f.size;
+        ++p;
+      } else if (f.size % need == 0) {
+        m.push_back({need, f.stride * (f.size / need)});
+        flat[p] = {f.size / need, f.stride};
+        have = size;
+      } else {
+        return std::nullopt;
+      }
+    }
+    y.modes.push_back(std::move(m));
+  }
+  if (p != flat.size()) return std::nullopt;
+  return y;
 }
 
 std::optional<std::vector<int64_t>> ConstInts(const Value* v) {
@@ -120,35 +207,24 @@ std::optional<std::vector<int64_t>> ConstInts(const Value* v) {
 }
 
 // `x` through view node `n` (its data input 0).
-std::optional<Indexed> Through(const Node* n, const Indexed& x, const Bindings& b, Budget& budget) {
+std::optional<Layout> Through(const Node* n, const Layout& x, const Bindings& b, bool& too_large) {
   const size_t r = x.dims.size();
-  std::optional<std::vector<int64_t>> out_dims = DimsAt(n->output(0)->shape, b, budget);
-  if (!out_dims || !budget.Take(Numel(*out_dims))) return std::nullopt;
+  std::optional<std::vector<int64_t>> out_dims = DimsAt(n->output(0)->shape, b, too_large);
+  if (!out_dims) return std::nullopt;
   if (n->op == "Transpose") {
     std::vector<int64_t> perm = n->attrs.GetInts("perm", {});
     if (perm.empty()) {
       for (size_t k = 0; k < r; ++k) perm.push_back(static_cast<int64_t>(r - 1 - k));
     }
     if (perm.size() != r) return std::nullopt;
-    std::vector<int64_t> in_strides(r, 1);
-    for (size_t k = r; k-- > 1;) in_strides[k - 1] = in_strides[k] * x.dims[k];
-    Indexed y;
-    for (size_t k = 0; k < r; ++k) {
-      if (perm[k] < 0 || perm[k] >= static_cast<int64_t>(r)) return std::nullopt;
-      y.dims.push_back(x.dims[perm[k]]);
+    Layout y;
+    y.offset = x.offset;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(r)) return std::nullopt;
+      y.dims.push_back(x.dims[p]);
+      y.modes.push_back(x.modes[p]);
     }
     if (y.dims != *out_dims) return std::nullopt;
-    y.at.resize(x.at.size());
-    std::vector<int64_t> idx(r, 0);
-    for (size_t i = 0; i < y.at.size(); ++i) {
-      int64_t src = 0;
-      for (size_t k = 0; k < r; ++k) src += idx[k] * in_strides[perm[k]];
-      y.at[i] = x.at[src];
-      for (size_t k = r; k-- > 0;) {
-        if (++idx[k] < y.dims[k]) break;
-        idx[k] = 0;
-      }
-    }
     return y;
   }
   if (n->op == "Slice") {
@@ -175,49 +251,42 @@ std::optional<Indexed> Through(const Node* n, const Indexed& x, const Bindings& 
       if (a < 0 || a >= static_cast<int64_t>(r) || steps[j] == 0) return std::nullopt;
       per[a] = ResolveSlice((*starts)[j], (*ends)[j], steps[j], x.dims[a]);
     }
-    Indexed y;
-    for (const SliceAxis& s : per) y.dims.push_back(s.count);
-    if (y.dims != *out_dims) return std::nullopt;
-    std::vector<int64_t> in_strides(r, 1);
-    for (size_t k = r; k-- > 1;) in_strides[k - 1] = in_strides[k] * x.dims[k];
-    y.at.resize(static_cast<size_t>(Numel(y.dims)));
-    std::vector<int64_t> idx(r, 0);
-    for (size_t i = 0; i < y.at.size(); ++i) {
-      int64_t src = 0;
-      for (size_t k = 0; k < r; ++k) src += (per[k].start + idx[k] * per[k].step) * in_strides[k];
-      y.at[i] = x.at[src];
-      for (size_t k = r; k-- > 0;) {
-        if (++idx[k] < y.dims[k]) break;
-        idx[k] = 0;
-      }
+    Layout y = x;
+    for (size_t k = 0; k < r; ++k) {
+      if (per[k].count <= 0 || !Narrow(y, k, per[k].start, per[k].step, per[k].count)) return std::nullopt;
     }
+    if (y.dims != *out_dims) return std::nullopt;
     return y;
   }
   if (n->op == "Gather") {  // constant indices (the dynamo exporter's q, k, v = qkv[0], qkv[1], qkv[2])
     std::optional<std::vector<int64_t>> index = ConstInts(n->input(1));
+    if (!index || index->empty()) return std::nullopt;
+    const std::vector<int64_t>& index_dims = n->input(1)->constant->dims();
     int64_t a = n->attrs.GetInt("axis", 0);
     if (a < 0) a += static_cast<int64_t>(r);
-    if (!index || a < 0 || a >= static_cast<int64_t>(r)) return std::nullopt;
+    if (index_dims.size() > 1 || a < 0 || a >= static_cast<int64_t>(r)) return std::nullopt;
     const int64_t extent = x.dims[a];
-    int64_t inner = 1;
-    for (size_t k = static_cast<size_t>(a) + 1; k < r; ++k) inner *= x.dims[k];
-    const int64_t outer = Numel(x.dims) / std::max<int64_t>(1, extent * inner);
-    Indexed y;
-    y.dims = *out_dims;
-    if (Numel(y.dims) != outer * static_cast<int64_t>(index->size()) * inner) return std::nullopt;
-    y.at.reserve(static_cast<size_t>(Numel(y.dims)));
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i : *index) {
-        if (i < 0) i += extent;
-        if (i < 0 || i >= extent) return std::nullopt;
-        for (int64_t e = 0; e < inner; ++e) y.at.push_back(x.at[static_cast<size_t>((o * extent + i) * inner + e)]);
-      }
+    for (int64_t& i : *index) {
+      if (i < 0) i += extent;
+      if (i < 0 || i >= extent) return std::nullopt;
     }
+    // Indices in a progression are a Slice of the axis; a scalar index then drops it.
+    const int64_t count = static_cast<int64_t>(index->size());
+    const int64_t step = count > 1 ? (*index)[1] - (*index)[0] : 1;
+    for (int64_t j = 1; j < count; ++j) {
+      if ((*index)[j] - (*index)[j - 1] != step) return std::nullopt;
+    }
+    Layout y = x;
+    if (step == 0 || !Narrow(y, static_cast<size_t>(a), (*index)[0], step, count)) return std::nullopt;
+    if (index_dims.empty()) {
+      y.dims.erase(y.dims.begin() + a);
+      y.modes.erase(y.modes.begin() + a);
+    }
+    if (y.dims != *out_dims) return std::nullopt;
     return y;
   }
   // Reshape and the other views keep the elements in order.
-  if (Numel(*out_dims) != Numel(x.dims)) return std::nullopt;
-  return Indexed{*out_dims, x.at};
+  return Regroup(x, *out_dims);
 }
 
 // How Attention's operands are laid out: 4-D [B, H, S, D], ONNX's 3-D [B, S, H*D], or 3-D with
@@ -233,30 +302,6 @@ struct Rows {
   std::vector<Node*> nodes;  // those nodes, from the operand up
 };
 
-// (b, h, s, d) of element i of an operand with `dims` in `form` (heads `heads`).
-void Coordinates(Form form, const std::vector<int64_t>& dims, int64_t heads, int64_t i, int64_t* b, int64_t* h,
-                 int64_t* s, int64_t* d) {
-  const int64_t last = dims.back();
-  if (form == Form::kHeads) {
-    *d = i % dims[3];
-    *s = (i / dims[3]) % dims[2];
-    *h = (i / (dims[3] * dims[2])) % dims[1];
-    *b = i / (dims[3] * dims[2] * dims[1]);
-  } else if (form == Form::kPacked) {
-    const int64_t size = last / heads;
-    *d = i % size;
-    *h = (i % last) / size;
-    *s = (i / last) % dims[1];
-    *b = i / (last * dims[1]);
-  } else {
-    *d = i % last;
-    *s = (i / last) % dims[1];
-    const int64_t n = i / (last * dims[1]);
-    *b = n / heads;
-    *h = n % heads;
-  }
-}
-
 // The operand's view chain from `v` up: v, its view producer's input, ... (nearest first).
 std::vector<Value*> ChainUp(Value* v) {
   std::vector<Value*> chain = {v};
@@ -267,80 +312,87 @@ std::vector<Value*> ChainUp(Value* v) {
   return chain;
 }
 
-// Evaluates the view nodes from chain[k] (root) down to chain[0] on the root's element indices.
-std::optional<Indexed> EvalDown(const std::vector<Value*>& chain, size_t k, const Bindings& b, Budget& budget) {
-  std::optional<std::vector<int64_t>> root = DimsAt(chain[k]->shape, b, budget);
+// The layout of chain[0] as a view of chain[k] (its root), through the view nodes between.
+std::optional<Layout> EvalDown(const std::vector<Value*>& chain, size_t k, const Bindings& b, bool& too_large) {
+  std::optional<std::vector<int64_t>> root = DimsAt(chain[k]->shape, b, too_large);
   if (!root) return std::nullopt;
-  std::optional<Indexed> x = Iota(*root, budget);
-  for (size_t j = k; j-- > 0 && x;) x = Through(chain[j]->producer, *x, b, budget);
+  std::optional<Layout> x = RowMajor(*root);
+  for (size_t j = k; j-- > 0 && x;) x = Through(chain[j]->producer, *x, b, too_large);
+  return x;
+}
+
+// The layout of the strided form's (b, h, s, d) element over an operand's dims `dims` in `form`:
+// head h of token (b, s) at column offset + h * size + d of row (s, b) or (b, s) of `width`.
+Layout StridedOperand(Form form, const std::vector<int64_t>& dims, int64_t batch, int64_t seq, int64_t heads,
+                      int64_t size, int64_t width, int64_t offset, bool seq_first) {
+  const Mode b{batch, seq_first ? width : seq * width}, h{heads, size}, s{seq, seq_first ? batch * width : width},
+      d{size, 1};
+  Layout x;
+  x.dims = dims;
+  x.offset = offset;
+  if (form == Form::kHeads) {
+    x.modes = {{b}, {h}, {s}, {d}};
+  } else if (form == Form::kPacked) {
+    x.modes = {{b}, {s}, {h, d}};
+  } else {
+    x.modes = {{b, h}, {s}, {d}};
+  }
   return x;
 }
 
 // The strided rows of operand `x` (Attention's input in `form`, heads `heads` or 0 when folded,
 // head size `size`, sequence `seq`), from the farthest root up its view chain that realizes it.
 std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size, bool seq_first,
-                                const std::vector<Bindings>& all, Budget& budget) {
+                                const std::vector<Bindings>& all, bool& too_large) {
   const std::vector<Value*> chain = ChainUp(x);
   for (size_t k = chain.size(); k-- > 0;) {
     Value* root = chain[k];
     if (root->shape.size() != 3 || !root->shape[2].IsConst()) continue;
-    {
-      Rows rows;
-      rows.root = root;
-      rows.seq_first = seq_first;
-      rows.width = *root->shape[2].ConstValue();
-      rows.steps = static_cast<int>(k);
-      for (size_t j = 0; j < k; ++j) rows.nodes.push_back(chain[j]->producer);
-      bool ok = true;
-      for (const Bindings& b : all) {
-        std::optional<std::vector<int64_t>> rd = DimsAt(root->shape, b, budget), xd = DimsAt(x->shape, b, budget);
-        if (!rd || !xd) {
-          ok = false;
-          break;
-        }
-        const int64_t batch = (*rd)[seq_first ? 1 : 0], seq = (*rd)[seq_first ? 0 : 1];
-        int64_t h = heads;
-        if (form == Form::kFolded) {
-          if (batch == 0 || (*xd)[0] % batch != 0) {
-            ok = false;
-            break;
-          }
-          h = (*xd)[0] / batch;
-        }
-        const int64_t xseq = form == Form::kHeads ? (*xd)[2] : (*xd)[1];
-        const int64_t xbatch = form == Form::kHeads || form == Form::kPacked ? (*xd)[0] : batch;
-        if (xseq != seq || xbatch != batch || h < 1) {
-          ok = false;
-          break;
-        }
-        // The dims fit this root: only now the chain is evaluated.
-        std::optional<Indexed> got = EvalDown(chain, k, b, budget);
-        if (!got || got->at.empty()) {
-          ok = false;
-          break;
-        }
-        const int64_t offset = got->at[0];
-        if (offset < 0 || offset + h * size > rows.width || (rows.heads && rows.heads != h) ||
-            (rows.offset != offset && &b != &all[0])) {
-          ok = false;
-          break;
-        }
-        rows.heads = h;
-        rows.offset = offset;
-        rows.batch = batch;
-        for (size_t i = 0; i < got->at.size(); ++i) {
-          int64_t bi, hi, si, di;
-          Coordinates(form, *xd, h, static_cast<int64_t>(i), &bi, &hi, &si, &di);
-          const int64_t row = seq_first ? si * batch + bi : bi * seq + si;
-          if (got->at[i] != row * rows.width + offset + hi * size + di) {
-            ok = false;
-            break;
-          }
-        }
-        if (!ok) break;
+    Rows rows;
+    rows.root = root;
+    rows.seq_first = seq_first;
+    rows.width = *root->shape[2].ConstValue();
+    rows.steps = static_cast<int>(k);
+    for (size_t j = 0; j < k; ++j) rows.nodes.push_back(chain[j]->producer);
+    bool ok = true;
+    for (const Bindings& b : all) {
+      std::optional<std::vector<int64_t>> rd = DimsAt(root->shape, b, too_large), xd = DimsAt(x->shape, b, too_large);
+      if (!rd || !xd) {
+        ok = false;
+        break;
       }
-      if (ok) return rows;
+      const int64_t batch = (*rd)[seq_first ? 1 : 0], seq = (*rd)[seq_first ? 0 : 1];
+      int64_t h = heads;
+      if (form == Form::kFolded) {
+        if ((*xd)[0] % batch != 0) {
+          ok = false;
+          break;
+        }
+        h = (*xd)[0] / batch;
+      }
+      const int64_t xseq = form == Form::kHeads ? (*xd)[2] : (*xd)[1];
+      const int64_t xbatch = form == Form::kHeads || form == Form::kPacked ? (*xd)[0] : batch;
+      if (xseq != seq || xbatch != batch || h < 1 || (form == Form::kPacked && (*xd)[2] != h * size)) {
+        ok = false;
+        break;
+      }
+      std::optional<Layout> got = EvalDown(chain, k, b, too_large);
+      if (!got) {
+        ok = false;
+        break;
+      }
+      const int64_t offset = got->offset;
+      if (offset < 0 || offset > rows.width - h * size || (rows.heads && rows.heads != h) ||
+          (rows.offset != offset && &b != &all[0]) ||
+          !SameElements(*got, StridedOperand(form, *xd, batch, seq, h, size, rows.width, offset, seq_first))) {
+        ok = false;
+        break;
+      }
+      rows.heads = h;
+      rows.offset = offset;
+      rows.batch = batch;
     }
+    if (ok) return rows;
   }
   return std::nullopt;
 }
@@ -353,7 +405,7 @@ struct OutputEnd {
 };
 
 std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t heads, int64_t v_size, bool seq_first,
-                                    const std::vector<Bindings>& all, Budget& budget) {
+                                    const std::vector<Bindings>& all, bool& too_large) {
   std::vector<Value*> chain = {y};
   std::vector<Node*> nodes;
   for (Value* v = y; v->users.size() == 1 && !g.IsGraphOutput(v) && IsView(v->users[0]) && v->users[0]->op != "Slice" &&
@@ -368,37 +420,31 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
     if (end->shape.size() != 3) continue;
     bool ok = true;
     for (const Bindings& b : all) {
-      std::optional<std::vector<int64_t>> yd = DimsAt(y->shape, b, budget), ed = DimsAt(end->shape, b, budget);
+      std::optional<std::vector<int64_t>> yd = DimsAt(y->shape, b, too_large), ed = DimsAt(end->shape, b, too_large);
       if (!yd || !ed) {
         ok = false;
         break;
       }
-      std::optional<Indexed> x = Iota(*yd, budget);
-      for (size_t j = 1; j <= k && x; ++j) x = Through(chain[j]->producer, *x, b, budget);
-      if (!x) {
-        ok = false;
-        break;
-      }
-      // Y's own dims in (b, h, s) terms.
+      // The end as a view of Y.
+      std::optional<Layout> x = RowMajor(*yd);
+      for (size_t j = 1; j <= k && x; ++j) x = Through(chain[j]->producer, *x, b, too_large);
+      // Y's own dims in (b, h, s) terms, and where the strided form writes (b, s, h, e) in Y.
       const int64_t seq = form == Form::kHeads ? (*yd)[2] : (*yd)[1];
       const int64_t batch = form == Form::kFolded ? (*yd)[0] / heads : (*yd)[0];
-      const int64_t width = heads * v_size;
-      if ((*ed)[2] != width || (*ed)[seq_first ? 0 : 1] != seq || (*ed)[seq_first ? 1 : 0] != batch) {
+      if (!x || (*ed)[2] != heads * v_size || (*ed)[seq_first ? 0 : 1] != seq || (*ed)[seq_first ? 1 : 0] != batch) {
         ok = false;
         break;
       }
-      for (size_t j = 0; j < x->at.size(); ++j) {
-        const int64_t row = static_cast<int64_t>(j) / width, col = static_cast<int64_t>(j) % width;
-        const int64_t bi = seq_first ? row % batch : row / seq, si = seq_first ? row / batch : row % seq;
-        const int64_t hi = col / v_size, ei = col % v_size;
-        const int64_t want = form == Form::kPacked ? ((bi * seq + si) * heads + hi) * v_size + ei
-                                                   : ((bi * heads + hi) * seq + si) * v_size + ei;
-        if (x->at[j] != want) {
-          ok = false;
-          break;
-        }
+      const bool packed = form == Form::kPacked;
+      const Mode bm{batch, heads * seq * v_size}, hm{heads, packed ? v_size : seq * v_size},
+          sm{seq, packed ? heads * v_size : v_size}, em{v_size, 1};
+      Layout want;
+      want.dims = *ed;
+      want.modes = seq_first ? std::vector<Modes>{{sm}, {bm}, {hm, em}} : std::vector<Modes>{{bm}, {sm}, {hm, em}};
+      if (!SameElements(*x, want)) {
+        ok = false;
+        break;
       }
-      if (!ok) break;
     }
     if (ok) return OutputEnd{end, std::vector<Node*>(nodes.begin(), nodes.begin() + static_cast<long>(k))};
   }
@@ -470,7 +516,7 @@ std::string Ineligible(const Graph& g, const Node* n) {
   return "";
 }
 
-absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bindings>& all, Budget& budget,
+absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bindings>& all,
                           const PassContext& ctx) {
   if (std::string why = Ineligible(g, n); !why.empty()) {
     if (why != "already strided") ctx.Explain(kRule, *n, absl::StrCat("not folded: ", why));
@@ -495,29 +541,22 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
   // decides).
   std::optional<Rows> rq, rk, rv;
   std::optional<OutputEnd> out;
-  budget.spent = budget.too_large = false;
+  bool too_large = false;
   for (bool seq_first : {true, false}) {
-    rq = OperandRows(q, form, qh, d, seq_first, all, budget);
-    rk = rq ? OperandRows(k, form, kvh, d, seq_first, all, budget) : std::nullopt;
-    rv = rk ? OperandRows(v, form, kvh, dv, seq_first, all, budget) : std::nullopt;
+    rq = OperandRows(q, form, qh, d, seq_first, all, too_large);
+    rk = rq ? OperandRows(k, form, kvh, d, seq_first, all, too_large) : std::nullopt;
+    rv = rk ? OperandRows(v, form, kvh, dv, seq_first, all, too_large) : std::nullopt;
     if (!rq || !rk || !rv || rq->batch != rk->batch || rk->batch != rv->batch ||
         (form == Form::kFolded && (rq->heads != rk->heads || rk->heads != rv->heads))) {
       continue;
     }
-    out = OutputRows(g, n->output(0), form, rq->heads, dv, seq_first, all, budget);
+    out = OutputRows(g, n->output(0), form, rq->heads, dv, seq_first, all, too_large);
     if (out) break;
   }
-  if (!out && budget.too_large) {
+  if (!out && too_large) {
     ctx.Explain(kRule, *n,
-                absl::StrCat("not folded: a value of the view chains has more than ", kMaxElements,
-                             " elements at the batch sizes checked, too many to check element by element"));
-    return false;
-  }
-  if (!out && budget.spent) {
-    ctx.Explain(kRule, *n,
-                absl::StrCat("not folded: checking the view chains element by element would visit more elements "
-                             "than the pass has left (", kVisitsPerWeight,
-                             " per element of the model file's constants, at least ", kMinVisits, ")"));
+                absl::StrCat("not folded: a value of the view chains has more than 2^48 elements at the batch "
+                             "sizes checked"));
     return false;
   }
   if (!out) {
@@ -603,12 +642,10 @@ absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx) {
     if (n->op == "Attention") attention.push_back(n);
   }
   if (attention.empty()) return false;
-  Budget budget;
-  budget.left = std::max(kMinVisits, std::min(g.file_constant_elements, int64_t{1} << 40) * kVisitsPerWeight);
   Rewriter rw(g);
   bool changed = false;
   for (Node* n : attention) {
-    ASSIGN_OR_RETURN(bool folded, Fold(g, rw, n, all, budget, ctx));
+    ASSIGN_OR_RETURN(bool folded, Fold(g, rw, n, all, ctx));
     changed |= folded;
   }
   if (changed) RETURN_IF_ERROR(rw.Finish());
