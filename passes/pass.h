@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,8 @@ class PassContext {
   explicit PassContext(PassOptions options = {}) : options_(std::move(options)) {}
   const PassOptions& options() const { return options_; }
 
-  // Records that `rule` looked at `at` and did not fire, and why; kept only with explain on.
+  // Records that `rule` looked at `at` and did not fire, and why; kept only with explain on, and
+  // once (a pipeline round that looks again adds nothing).
   // Reads: "FuseConvResidual at Add_37: the conv output has 2 users".
   void Explain(const std::string& rule, const Node& at, const std::string& why) const;
   const std::vector<std::string>& explanations() const { return explanations_; }
@@ -47,6 +49,7 @@ class PassContext {
  private:
   PassOptions options_;
   mutable std::vector<std::string> explanations_;
+  mutable std::set<std::string> explained_;
 };
 
 // A pass: returns whether it changed the graph. "No match" is not an error; an error means the

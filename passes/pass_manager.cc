@@ -15,7 +15,9 @@ constexpr int kMaxRounds = 8;
 }
 
 void PassContext::Explain(const std::string& rule, const Node& at, const std::string& why) const {
-  if (options_.explain) explanations_.push_back(absl::StrCat(rule, " at ", at.name, ": ", why));
+  if (!options_.explain) return;
+  std::string line = absl::StrCat(rule, " at ", at.name, ": ", why);
+  if (explained_.insert(line).second) explanations_.push_back(std::move(line));
 }
 
 const PassInfo* FindPass(const std::string& name) {

@@ -99,6 +99,19 @@ absl::StatusOr<bool> FoldChainRule(RuleSweep& sweep, Node* relu) {
   return true;
 }
 
+TEST(RewriteRuleTest, AnExplanationIsKeptOnceWhenALaterRoundRepeatsIt) {
+  PassOptions options;
+  options.explain = true;
+  const std::vector<RewriteRule> record = {{"Record", {"Sigmoid", "Tanh"}, RecordRule}};
+  auto g = Chain();
+  PassContext ctx(options);
+  for (int round = 0; round < 3; ++round) {
+    auto changed = ApplyRules(*g, ctx, record);
+    ASSERT_TRUE(changed.ok()) << changed.status();
+  }
+  EXPECT_EQ(ctx.explanations(), std::vector<std::string>{"RecordStep at sigmoid: recorded"});
+}
+
 TEST(RewriteRuleTest, NodesGoOnlyToRulesOfTheirRootOpAndErasedOnesToNone) {
   PassOptions options;
   options.explain = true;
