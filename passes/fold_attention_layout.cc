@@ -1,7 +1,7 @@
 // fold-attention-layout (O3): an Attention whose Q, K and V are cut out of wider tensors by view
-// chains (Slice, Reshape, Transpose, Squeeze, Unsqueeze, Identity, Gather at constant indices: the exporters' head split) and whose output goes
-// through a view chain back to rows of tokens reads and writes them in place, as Attention's
-// strided form:
+// chains (Slice, Reshape, Transpose, Squeeze, Unsqueeze, Identity, Gather at constant indices: the
+// exporters' head split) and whose output goes through a view chain back to rows of tokens (or is
+// such rows) reads and writes them in place, as Attention's strided form:
 //
 //   %qkv: [S, batch, 3E]  (torchvision: sequence first; HuggingFace: three [batch, S, E] projections)
 //   %q = Transpose(Reshape(Slice(%qkv, 0..E), [S, batch*H, D]), [1,0,2])      likewise %k, %v
@@ -398,7 +398,8 @@ std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size
 }
 
 // The end of Y's view chain that holds Y as strided rows [S, B, H*Dv] (seq_first) or [B, S, H*Dv]:
-// the farthest such value down its single-user view chain, and the nodes to it.
+// the farthest such value down its single-user view chain (Y itself when it is those rows), and
+// the nodes to it.
 struct OutputEnd {
   Value* end = nullptr;
   std::vector<Node*> nodes;  // from Y's user down to end's producer
@@ -415,7 +416,7 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
     v = v->users[0]->output(0);
     chain.push_back(v);
   }
-  for (size_t k = chain.size(); k-- > 1;) {
+  for (size_t k = chain.size(); k-- > 0;) {  // k = 0: Y itself is the rows
     Value* end = chain[k];
     if (end->shape.size() != 3) continue;
     bool ok = true;

@@ -399,6 +399,24 @@ def _():
     return hf_attention("q_and_k", batch=1)
 
 
+@case("fold_attention_layout_op23_packed_qkv", "fuse-attention,fold-attention-layout,dce",
+      {"Attention": 1, "Slice": 0, "MatMul": 1}, opset=23)
+def _():
+    # An opset-23 Attention on Q, K, V sliced out of one [batch, S, 3E] projection, Y a graph output
+    # with no view after it: the Slices go, Q/K/V are read from the projection's rows and Y is
+    # written as it is.
+    w = rng("fold_attention_layout_op23_packed_qkv").standard_normal((E, 3 * E)).astype(np.float32) / math.sqrt(E)
+    nodes = [helper.make_node("MatMul", ["x", "w_qkv"], ["qkv"], name="qkv")]
+    for p, part in enumerate("qkv"):
+        nodes.append(helper.make_node("Slice", ["qkv", f"{part}_start", f"{part}_end", "axis"], [part],
+                                      name=f"slice_{part}"))
+    nodes.append(helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", q_num_heads=H, kv_num_heads=H))
+    inits = [f32("w_qkv", w), i64("axis", [2])]
+    for p, part in enumerate("qkv"):
+        inits += [i64(f"{part}_start", [p * E]), i64(f"{part}_end", [(p + 1) * E])]
+    return model(nodes, [("x", ["batch", S, E])], [("y", ["batch", S, E])], inits, opset=23)
+
+
 @case("fold_attention_layout_output_not_rows", "fuse-attention,fold-attention-layout,dce",
       {"Attention": 1, "Reshape": 3, "Transpose": 4})
 def _():

@@ -18,17 +18,18 @@ namespace {
 
 constexpr int64_t kHeads = 2;
 
-// How the blocks' Q and K are cut out of the packed projection.
-enum class Cut {
-  kPlain,       // Q, K, V: Slice [pE, (p+1)E) of the last axis
-  kStridedK,    // K: Slice [E, 3E) step 2 (every second column)
-  kReorderedQ,  // Q: then Reshape [batch, E, s] and Transpose [0,2,1] (same dims, other elements)
+// How the blocks' Q and K are cut out of the packed projection, and where Y goes.
+enum class Variant {
+  kPlain,         // Q, K, V: Slice [pE, (p+1)E) of the last axis
+  kStridedK,      // K: Slice [E, 3E) step 2 (every second column)
+  kReorderedQ,    // Q: then Reshape [batch, E, s] and Transpose [0,2,1] (same dims, other elements)
+  kNoOutputView,  // Y is the graph output itself (no Identity after the attention)
 };
 
 // Per sequence length s in `seqs`, one block: tokens_i [batch, s, E] -> MatMul w_qkv_i [E, 3E] ->
-// qkv [batch, s, 3E] -> Slice x3 (as `cut` says) -> Attention_i (packed, kHeads heads) ->
-// Identity -> y_i.
-std::unique_ptr<Graph> SlicedQkv(const std::vector<int64_t>& seqs, int64_t e, Cut cut = Cut::kPlain) {
+// qkv [batch, s, 3E] -> Slice x3 (as `variant` says) -> Attention_i (packed, kHeads heads) ->
+// Identity (none with kNoOutputView) -> y_i.
+std::unique_ptr<Graph> SlicedQkv(const std::vector<int64_t>& seqs, int64_t e, Variant variant = Variant::kPlain) {
   auto g = std::make_unique<Graph>();
   g->source = "sliced_qkv.onnx";
   g->symbols.push_back("batch");
@@ -53,26 +54,27 @@ std::unique_ptr<Graph> SlicedQkv(const std::vector<int64_t>& seqs, int64_t e, Cu
     std::vector<Value*> qkv_parts;
     for (int64_t p = 0; p < 3; ++p) {
       const std::string name = std::string(1, "qkv"[p]) + block;
-      if (p == 1 && cut == Cut::kStridedK) {
-        qkv_parts.push_back(node("Slice", name,
-                                 {qkv, ints(name + "_start", {e}), ints(name + "_end", {3 * e}), axis,
-                                  ints(name + "_step", {2})}));
+      if (p == 1 && variant == Variant::kStridedK) {
+        qkv_parts.push_back(
+            node("Slice", name,
+                 {qkv, ints(name + "_start", {e}), ints(name + "_end", {3 * e}), axis, ints(name + "_step", {2})}));
         continue;
       }
       qkv_parts.push_back(
           node("Slice", name, {qkv, ints(name + "_start", {p * e}), ints(name + "_end", {(p + 1) * e}), axis}));
     }
-    if (cut == Cut::kReorderedQ) {
+    if (variant == Variant::kReorderedQ) {
       Attributes perm;
       perm.Set("perm", std::vector<int64_t>{0, 2, 1});
-      qkv_parts[0] = node("Transpose", "q_back" + block,
-                          {node("Reshape", "q_swap" + block, {qkv_parts[0], ints("q_swap_shape" + block, {0, e, s})})},
-                          perm);
+      qkv_parts[0] =
+          node("Transpose", "q_back" + block,
+               {node("Reshape", "q_swap" + block, {qkv_parts[0], ints("q_swap_shape" + block, {0, e, s})})}, perm);
     }
     Attributes a;
     a.Set("q_num_heads", kHeads);
     a.Set("kv_num_heads", kHeads);
-    g->AddOutput(node("Identity", "y" + block, {node("Attention", "attention" + block, qkv_parts, a)}));
+    Value* y = node("Attention", "attention" + block, qkv_parts, a);
+    g->AddOutput(variant == Variant::kNoOutputView ? y : node("Identity", "y" + block, {y}));
   }
   EXPECT_TRUE(InferShapes(*g).ok());
   return g;
@@ -139,6 +141,44 @@ TEST(FoldAttentionLayout, DimsPast2To48ElementsAreDeclined) {
   ExpectOnlyExplanation(f, "not folded: a value of the view chains has more than 2^48 elements");
 }
 
+TEST(FoldAttentionLayout, AnOutputThatIsRowsAlreadyFolds) {
+  // Y [batch, s, E] is a graph output with no view after it: the strided form writes it as it is,
+  // and the Slices before the attention go.
+  auto g = SlicedQkv({16}, 8, Variant::kNoOutputView);
+  Folded f = Fold(*g);
+  EXPECT_TRUE(f.changed);
+  EXPECT_TRUE(f.explanations.empty());
+  const Node* attention = AttentionOf(*g);
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(attention->attrs.GetString("qkv_layout", ""), "BSW");
+  EXPECT_EQ(attention->attrs.GetInt("v_offset", -1), 16);
+  ASSERT_EQ(g->outputs().size(), 1u);
+  EXPECT_EQ(g->outputs()[0], attention->output(0));
+  EXPECT_EQ(g->outputs()[0]->name, "attention0_out");
+}
+
+TEST(FoldAttentionLayout, OperandsAndOutputAlreadyRowsAreLeftAloneSilently) {
+  // Q, K and V are [batch, s, E] graph inputs and Y the graph output: the attention reads and
+  // writes rows already; nothing to fold and nothing to explain (opset-23 Attention on three
+  // projections).
+  Graph g;
+  g.symbols.push_back("batch");
+  std::vector<Value*> qkv;
+  for (const char* name : {"q", "k", "v"})
+    qkv.push_back(*g.AddInput(name, DType::kF32, {Dim::Symbol("batch"), Dim(16), Dim(8)}));
+  Attributes a;
+  a.Set("q_num_heads", kHeads);
+  a.Set("kv_num_heads", kHeads);
+  Value* y = *g.AddValue("y", DType::kF32, {});
+  Node* n = *g.AddNode("Attention", "attention0", qkv, {y}, a);
+  n->def = FindOp("Attention");
+  g.AddOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  Folded f = Fold(g);
+  EXPECT_FALSE(f.changed);
+  EXPECT_TRUE(f.explanations.empty());
+}
+
 // The value the folded attention reads `input` from, and whether view node `name` is still there.
 std::string RootOf(const Graph& g, size_t input) { return AttentionOf(g)->input(input)->name; }
 bool HasNode(const Graph& g, const std::string& name) {
@@ -151,7 +191,7 @@ bool HasNode(const Graph& g, const std::string& name) {
 TEST(FoldAttentionLayout, StridedColumnsAreNotFoldedThrough) {
   // K takes every second column of [E, 3E): a strided view, but not the heads of one column block
   // of the projection. Q and V are read from it in place; K from its own Slice, which stays.
-  auto g = SlicedQkv({16}, 8, Cut::kStridedK);
+  auto g = SlicedQkv({16}, 8, Variant::kStridedK);
   Folded f = Fold(*g);
   EXPECT_TRUE(f.changed);
   EXPECT_EQ(RootOf(*g, 0), "qkv0_out");
@@ -166,7 +206,7 @@ TEST(FoldAttentionLayout, AReshapeThatReordersIsNotFoldedThrough) {
   // Q through Reshape [batch, E, s] and Transpose [0,2,1] has Q's dims again, but the Reshape
   // splits the token digit across the new dims: its elements are not the projection's Q rows.
   // Q is read from the Transpose's output, which stays with its chain.
-  auto g = SlicedQkv({16}, 8, Cut::kReorderedQ);
+  auto g = SlicedQkv({16}, 8, Variant::kReorderedQ);
   Folded f = Fold(*g);
   EXPECT_TRUE(f.changed);
   EXPECT_EQ(RootOf(*g, 0), "q_back0_out");
