@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/limits.h"
+#include "core/slice.h"
 #include "graph/ops/op_helpers.h"
 #include "graph/printer.h"
 #include "op_test_util.h"
@@ -68,6 +69,29 @@ TEST(ShapeOpsTest, ConcatSplitSlice) {
   auto clamp = RunOp("Slice", {{"x", x}, {"st", Tensor::FromI64({1}, {-3}), true},
                                {"en", Tensor::FromI64({1}, {INT64_MAX}), true}}, {});
   EXPECT_EQ((*clamp)[0].ToF32(), (std::vector<float>{7, 8, 9}));
+}
+
+TEST(ShapeOpsTest, SliceStepsAtTheInt64Limits) {
+  // A step past the span takes one element; no arithmetic overflows (UBSan checks it).
+  auto x = Tensor::FromF32({3}, Iota(3));
+  for (int64_t step : {INT64_MAX, INT64_MAX - 1, INT64_MIN, INT64_MIN + 1}) {
+    auto sl = RunOp("Slice", {{"x", x}, {"st", Tensor::FromI64({1}, {step > 0 ? -5 : 5}), true},
+                              {"en", Tensor::FromI64({1}, {step > 0 ? INT64_MAX : INT64_MIN}), true},
+                              {"ax", Tensor::FromI64({1}, {0}), true}, {"sp", Tensor::FromI64({1}, {step}), true}},
+                     {});
+    ASSERT_TRUE(sl.ok()) << step << ": " << sl.status();
+    EXPECT_EQ((*sl)[0].ToF32(), (std::vector<float>{step > 0 ? 0.0f : 2.0f})) << step;
+  }
+  const SliceAxis a = ResolveSlice(0, INT64_MAX, INT64_MAX, INT64_MAX);
+  EXPECT_EQ(a.count, 1);
+  const SliceAxis b = ResolveSlice(INT64_MAX, INT64_MIN, INT64_MIN, INT64_MAX);
+  EXPECT_EQ(b.start, INT64_MAX - 1);
+  EXPECT_EQ(b.count, 1);
+  const SliceAxis c = ResolveSlice(1, 9, 3, 10);
+  EXPECT_EQ(c.count, 3);  // 1, 4, 7
+  const SliceAxis d = ResolveSlice(-1, -11, -4, 10);
+  EXPECT_EQ(d.start, 9);
+  EXPECT_EQ(d.count, 3);  // 9, 5, 1
 }
 
 TEST(ShapeOpsTest, GatherSqueezeUnsqueeze) {
