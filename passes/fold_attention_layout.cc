@@ -13,17 +13,20 @@
 //
 // Which chains qualify is decided by what they compute, not by their op sequence: for every
 // candidate root (each value up the chain, farthest first) the chain is evaluated as a layout of
-// the root (per dim, the root strides of its index's mixed-radix digits) at two batch sizes (the
-// graph's symbols bound to 2 and 3; once for static shapes), and the fold fires only where every
-// element of Q, K and V is the element of the root that the strided form addresses ([B, S, W] or
-// [S, B, W] rows, heads side by side from one column), and every element of the output chain's
-// end is the one the strided form writes: the canonical layouts (digits of size 1 dropped, evenly
-// stepping digits merged) are equal exactly when the elements are.
+// the root (per dim, the root strides of its index's mixed-radix digits) at two bindings of the
+// graph's symbols (each to a distinct prime, then to other ones; once for static shapes), and the
+// fold fires only where every element of Q, K and V is the element of the root that the strided
+// form addresses ([B, S, W] or [S, B, W] rows, heads side by side from one column), and every
+// element of the output chain's end is the one the strided form writes: the canonical layouts
+// (digits of size 1 dropped, evenly stepping digits merged) are equal exactly when the elements
+// are.
 // Q, K and V's layouts (batch or sequence first) and batch sizes must agree. Where sequence-first
 // rows come from a row-wise QKV projection of Transpose([1,0,2]) tokens and the output goes back
 // through Transpose [1,0,2] (torchvision), the projection reads the tokens as they are and the
 // attention works batch first: those two Transposes go as well. Attention nodes with a
-// mask, past K/V, causal flag, softcap or extra outputs, and those already strided, are left alone.
+// mask, past K/V, causal flag, softcap or extra outputs, and those already strided, are left alone
+// (with the reason in --explain); so are those that read and write rows already (nothing to fold,
+// no line).
 // The decision records the roots, the columns and the view steps folded.
 #include <algorithm>
 #include <cmath>
@@ -341,7 +344,8 @@ Layout StridedOperand(Form form, const std::vector<int64_t>& dims, int64_t batch
 }
 
 // The strided rows of operand `x` (Attention's input in `form`, heads `heads` or 0 when folded,
-// head size `size`, sequence `seq`), from the farthest root up its view chain that realizes it.
+// head size `size`, rows sequence first when `seq_first`), from the farthest root up its view
+// chain that realizes it.
 std::optional<Rows> OperandRows(Value* x, Form form, int64_t heads, int64_t size, bool seq_first,
                                 const std::vector<Bindings>& all, bool& too_large) {
   const std::vector<Value*> chain = ChainUp(x);
@@ -410,8 +414,7 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
   std::vector<Value*> chain = {y};
   std::vector<Node*> nodes;
   for (Value* v = y; v->users.size() == 1 && !g.IsGraphOutput(v) && IsView(v->users[0]) && v->users[0]->op != "Slice" &&
-                     v->users[0]->op != "Gather" &&
-                     v->users[0]->input(0) == v;) {
+                     v->users[0]->op != "Gather" && v->users[0]->input(0) == v;) {
     nodes.push_back(v->users[0]);
     v = v->users[0]->output(0);
     chain.push_back(v);
@@ -456,7 +459,7 @@ std::optional<OutputEnd> OutputRows(const Graph& g, Value* y, Form form, int64_t
 // output goes back to batch first through a Transpose [1,0,2]: the GEMM can read the tokens as
 // they are and the attention can work batch first, and both Transposes go.
 struct BatchFirst {
-  Node* gemm = nullptr;    // the QKV projection
+  Node* gemm = nullptr;     // the QKV projection
   Value* tokens = nullptr;  // its input before the Transpose
   Node* out_transpose = nullptr;
 };
@@ -517,8 +520,7 @@ std::string Ineligible(const Graph& g, const Node* n) {
   return "";
 }
 
-absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bindings>& all,
-                          const PassContext& ctx) {
+absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bindings>& all, const PassContext& ctx) {
   if (std::string why = Ineligible(g, n); !why.empty()) {
     if (why != "already strided") ctx.Explain(kRule, *n, absl::StrCat("not folded: ", why));
     return false;
@@ -579,9 +581,10 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
     gemm->decisions = flip->gemm->decisions;
     gemm->precision = flip->gemm->precision;
     gemm->decisions.push_back({"layout", "batch-first tokens",
-                               absl::StrCat("reads '", flip->tokens->name, "' as it is: the Transpose [1,0,2] before "
-                                            "it commutes with the row-wise GEMM and is folded into ", name,
-                                            "'s batch-first reads")});
+                               absl::StrCat("reads '", flip->tokens->name,
+                                            "' as it is: the Transpose [1,0,2] before "
+                                            "it commutes with the row-wise GEMM and is folded into ",
+                                            name, "'s batch-first reads")});
     rq->root = rk->root = rv->root = gemm->output(0);
     rq->seq_first = false;
     out->nodes.push_back(flip->out_transpose);
@@ -603,8 +606,8 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
   a.Set("scale", n->attrs.Has("scale") ? n->attrs.GetFloat("scale", 1.0f)
                                        : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
   if (n->attrs.Has("softmax_precision")) a.Set("softmax_precision", n->attrs.GetInt("softmax_precision", 1));
-  ASSIGN_OR_RETURN(Node * nn, rw.Create("Attention", name + "/strided", {rq->root, rk->root, rv->root}, std::move(a),
-                                        n->origin));
+  ASSIGN_OR_RETURN(Node * nn,
+                   rw.Create("Attention", name + "/strided", {rq->root, rk->root, rv->root}, std::move(a), n->origin));
   nn->decisions = n->decisions;
   nn->precision = n->precision;
   const char* rows = rq->seq_first ? "[S,B," : "[B,S,";
@@ -619,21 +622,42 @@ absl::StatusOr<bool> Fold(Graph& g, Rewriter& rw, Node* n, const std::vector<Bin
   for (size_t i = out->nodes.size(); i-- > 0;) RETURN_IF_ERROR(rw.Erase(out->nodes[i]));
   const std::string gemm_name = flip ? flip->gemm->name : "";
   RETURN_IF_ERROR(rw.EraseWithDeadInputs(n));  // the view chains, and a flipped projection's old form
-  nn->name = name;  // the old nodes are gone, so their names are free again
+  // The old nodes are gone, so their names are free again.
+  nn->name = name;
   if (flip) nn->input(0)->producer->name = gemm_name;
   return true;
+}
+
+// The first `n` primes.
+std::vector<int64_t> Primes(size_t n) {
+  std::vector<int64_t> p;
+  for (int64_t c = 2; p.size() < n; ++c) {
+    bool prime = true;
+    for (int64_t q : p) {
+      if (q * q > c) break;
+      if (c % q == 0) {
+        prime = false;
+        break;
+      }
+    }
+    if (prime) p.push_back(c);
+  }
+  return p;
 }
 
 }  // namespace
 
 absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx) {
-  // Concrete batch sizes to evaluate the chains at: each symbol at 2, then at 3 (static: once).
+  // Concrete values to evaluate the chains at (static shapes: once): the symbols at distinct primes,
+  // then at other distinct primes, so that a chain that mixes two symbols up (a batch taken for a
+  // sequence) addresses other elements at one of them, and each symbol takes two values.
   std::vector<Bindings> all(1);
   if (!g.symbols.empty()) {
     all.resize(2);
-    for (const std::string& s : g.symbols) {
-      all[0][s] = 2;
-      all[1][s] = 3;
+    const std::vector<int64_t> primes = Primes(2 * g.symbols.size());
+    for (size_t i = 0; i < g.symbols.size(); ++i) {
+      all[0][g.symbols[i]] = primes[i];
+      all[1][g.symbols[i]] = primes[i + g.symbols.size()];
     }
   }
   // The Attention nodes first: a fold erases its view chains, which a snapshot of all the nodes

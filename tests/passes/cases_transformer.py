@@ -407,7 +407,7 @@ def _():
     # written as it is.
     w = rng("fold_attention_layout_op23_packed_qkv").standard_normal((E, 3 * E)).astype(np.float32) / math.sqrt(E)
     nodes = [helper.make_node("MatMul", ["x", "w_qkv"], ["qkv"], name="qkv")]
-    for p, part in enumerate("qkv"):
+    for part in "qkv":
         nodes.append(helper.make_node("Slice", ["qkv", f"{part}_start", f"{part}_end", "axis"], [part],
                                       name=f"slice_{part}"))
     nodes.append(helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", q_num_heads=H, kv_num_heads=H))

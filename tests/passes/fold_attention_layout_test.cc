@@ -1,6 +1,7 @@
 // fold-attention-layout's chain checks: the view chains are layouts of their roots, checked
-// symbolically, so huge declared dims cost nothing; chains that are views but not the strided
-// form's rows are declined with a reason.
+// symbolically, so huge declared dims cost nothing; views that are not the strided form's rows stay
+// as nodes (the operand is read from a value nearer to the attention); a chain that takes one shape
+// symbol for another does not fold; values past 2^48 elements are declined with a reason.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -123,8 +124,8 @@ TEST(FoldAttentionLayout, SmallChainsFold) {
 }
 
 TEST(FoldAttentionLayout, HugeDimsFoldWithoutEvaluatingElements) {
-  // 2^24 tokens of 64, two blocks: the chains are layouts, checked in a few steps per dim, so
-  // dims that declare far more elements than the model file holds cost nothing.
+  // 2^24 tokens of 64, two blocks: the chains are layouts, checked in a few steps per dim and node,
+  // so dims of any size cost no more than small ones (no index tensor is made).
   auto g = SlicedQkv({int64_t{1} << 24, 16384}, 64);
   Folded f = Fold(*g);
   EXPECT_TRUE(f.changed);
@@ -194,6 +195,7 @@ TEST(FoldAttentionLayout, StridedColumnsAreNotFoldedThrough) {
   auto g = SlicedQkv({16}, 8, Variant::kStridedK);
   Folded f = Fold(*g);
   EXPECT_TRUE(f.changed);
+  EXPECT_TRUE(f.explanations.empty());
   EXPECT_EQ(RootOf(*g, 0), "qkv0_out");
   EXPECT_EQ(RootOf(*g, 1), "k0_out");
   EXPECT_EQ(RootOf(*g, 2), "qkv0_out");
@@ -209,11 +211,57 @@ TEST(FoldAttentionLayout, AReshapeThatReordersIsNotFoldedThrough) {
   auto g = SlicedQkv({16}, 8, Variant::kReorderedQ);
   Folded f = Fold(*g);
   EXPECT_TRUE(f.changed);
+  EXPECT_TRUE(f.explanations.empty());
   EXPECT_EQ(RootOf(*g, 0), "q_back0_out");
   EXPECT_EQ(RootOf(*g, 1), "qkv0_out");
   EXPECT_EQ(AttentionOf(*g)->attrs.GetInt("k_offset", -1), 8);
   EXPECT_TRUE(HasNode(*g, "q_swap0"));
   EXPECT_TRUE(HasNode(*g, "q0"));
+}
+
+TEST(FoldAttentionLayout, AChainThatTakesTheBatchForTheSequenceDoesNotFoldThrough) {
+  // qkv [seq, batch, 3E] reshaped (not transposed) to [batch, seq, 3E]: the same elements in
+  // another order, which are batch-first rows only where seq == batch. With both symbols bound to
+  // the same values the Reshape would be folded and the attention would read qkv as batch-first
+  // rows; bound to distinct values, the attention reads the Reshape's output and the Reshape stays.
+  Graph g;
+  g.source = "swapped_symbols.onnx";
+  g.symbols = {"seq", "batch"};
+  const int64_t e = 8;
+  const Dim seq = Dim::Symbol("seq"), batch = Dim::Symbol("batch");
+  Value* qkv = *g.AddInput("qkv", DType::kF32, {seq, batch, Dim(3 * e)});
+  auto node = [&](const std::string& op, const std::string& name, std::vector<Value*> in, Shape shape,
+                  Attributes attrs = {}) {
+    Value* out = *g.AddValue(name + "_out", DType::kF32, std::move(shape));
+    Node* n = *g.AddNode(op, name, std::move(in), {out}, std::move(attrs));
+    n->def = FindOp(op);
+    n->origin = {name};
+    return out;
+  };
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    return *g.AddConstant(name, Tensor::FromI64({n}, v));
+  };
+  // The shape the exporter would compute from Shape/Gather/Concat; the pass reads the output's dims.
+  Value* rows = node("Reshape", "to_batch_first", {qkv, ints("rows_shape", {0, 0, 3 * e})}, {batch, seq, Dim(3 * e)});
+  std::vector<Value*> parts;
+  for (int64_t p = 0; p < 3; ++p) {
+    const std::string name(1, "qkv"[p]);
+    parts.push_back(
+        node("Slice", name,
+             {rows, ints(name + "_start", {p * e}), ints(name + "_end", {(p + 1) * e}), ints(name + "_axis", {2})},
+             {batch, seq, Dim(e)}));
+  }
+  Attributes a;
+  a.Set("q_num_heads", kHeads);
+  a.Set("kv_num_heads", kHeads);
+  g.AddOutput(
+      node("Identity", "y", {node("Attention", "attention0", parts, {batch, seq, Dim(e)}, a)}, {batch, seq, Dim(e)}));
+  Folded f = Fold(g);
+  EXPECT_TRUE(f.changed);
+  EXPECT_EQ(RootOf(g, 0), "to_batch_first_out");
+  EXPECT_EQ(AttentionOf(g)->attrs.GetString("qkv_layout", ""), "BSW");
+  EXPECT_TRUE(HasNode(g, "to_batch_first"));
 }
 
 }  // namespace
