@@ -19,6 +19,23 @@ namespace {
 
 constexpr int64_t kHeads = 2;
 
+// Appends node `op` named `name` with one f32 output `name`_out of `shape` (empty: left to shape
+// inference); returns that output.
+Value* AddOp(Graph& g, const std::string& op, const std::string& name, std::vector<Value*> in, Shape shape,
+             Attributes attrs) {
+  Value* out = *g.AddValue(name + "_out", DType::kF32, std::move(shape));
+  Node* n = *g.AddNode(op, name, std::move(in), {out}, std::move(attrs));
+  n->def = FindOp(op);
+  n->origin = {name};
+  return out;
+}
+
+// A 1-D i64 constant.
+Value* Ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return *g.AddConstant(name, Tensor::FromI64({n}, v));
+}
+
 // How the blocks' Q and K are cut out of the packed projection, and where Y goes.
 enum class Variant {
   kPlain,         // Q, K, V: Slice [pE, (p+1)E) of the last axis
@@ -35,16 +52,9 @@ std::unique_ptr<Graph> SlicedQkv(const std::vector<int64_t>& seqs, int64_t e, Va
   g->source = "sliced_qkv.onnx";
   g->symbols.push_back("batch");
   auto node = [&](const std::string& op, const std::string& name, std::vector<Value*> in, Attributes attrs = {}) {
-    Value* out = *g->AddValue(name + "_out", DType::kF32, {});
-    Node* n = *g->AddNode(op, name, std::move(in), {out}, std::move(attrs));
-    n->def = FindOp(op);
-    n->origin = {name};
-    return out;
+    return AddOp(*g, op, name, std::move(in), {}, std::move(attrs));
   };
-  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
-    const int64_t n = static_cast<int64_t>(v.size());
-    return *g->AddConstant(name, Tensor::FromI64({n}, v));
-  };
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) { return Ints(*g, name, std::move(v)); };
   for (size_t i = 0; i < seqs.size(); ++i) {
     const int64_t s = seqs[i];
     const std::string block = std::to_string(i);
@@ -232,16 +242,9 @@ TEST(FoldAttentionLayout, AChainThatTakesTheBatchForTheSequenceDoesNotFoldThroug
   Value* qkv = *g.AddInput("qkv", DType::kF32, {seq, batch, Dim(3 * e)});
   auto node = [&](const std::string& op, const std::string& name, std::vector<Value*> in, Shape shape,
                   Attributes attrs = {}) {
-    Value* out = *g.AddValue(name + "_out", DType::kF32, std::move(shape));
-    Node* n = *g.AddNode(op, name, std::move(in), {out}, std::move(attrs));
-    n->def = FindOp(op);
-    n->origin = {name};
-    return out;
+    return AddOp(g, op, name, std::move(in), std::move(shape), std::move(attrs));
   };
-  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
-    const int64_t n = static_cast<int64_t>(v.size());
-    return *g.AddConstant(name, Tensor::FromI64({n}, v));
-  };
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) { return Ints(g, name, std::move(v)); };
   // The shape the exporter would compute from Shape/Gather/Concat; the pass reads the output's dims.
   Value* rows = node("Reshape", "to_batch_first", {qkv, ints("rows_shape", {0, 0, 3 * e})}, {batch, seq, Dim(3 * e)});
   std::vector<Value*> parts;
