@@ -9,6 +9,8 @@
 #include <random>
 
 #include "runtime/cpu/blas/entries.h"
+#include "runtime/cpu/own/entries.h"
+#include "runtime/cpu/own/simd.h"
 #include "tests/graph/op_test_util.h"
 
 namespace gcomp::cpu {
@@ -76,7 +78,11 @@ Operand MakeOperand(bool present, DType dtype, std::vector<int64_t> dims) {
 }
 
 const CpuEntry& Entry(const std::string& id) {
-  static const std::vector<CpuEntry> entries = BlasKernelEntries();
+  static const std::vector<CpuEntry> entries = [] {
+    std::vector<CpuEntry> t = BlasKernelEntries();
+    for (CpuEntry& e : own::GemmEntries()) t.push_back(std::move(e));
+    return t;
+  }();
   for (const CpuEntry& e : entries) {
     if (e.id == id) return e;
   }
@@ -554,6 +560,65 @@ TEST(BlasEntries, PackIsDeterministic) {
     EXPECT_TRUE(a->bytes == b->bytes) << id;
     EXPECT_FALSE(a->format.empty()) << id;
     std::printf("%s packs W as %.40s...\n", id, a->format.c_str());
+  }
+}
+
+// The own AMX-BF16 GEMM (cpu.amx.gemm / cpu.amx.matmul) against the reference in bf16: row and
+// column counts off its 32 x 32 blocks (the tail rows, the zero-padded last panel), fewer rows
+// than one block, every activation, alpha, transB, a residual in place, weights packed at another
+// batch or plain, 1 and 2 threads. On a CPU without AMX-BF16 the entries decline every case.
+TEST(AmxGemm, MatchesReferenceOrDeclinesWithoutAmx) {
+  const bool amx = own::CpuSimdLevel() == own::SimdLevel::kAmxBf16;
+  const std::vector<GemmCase> cases = {
+      {"tails bias gelu", {2, 37, 768}, 100, false, true, false, "gelu", 1.0f},
+      {"197 rows transB residual relu", {197, 768}, 64, true, true, true, "relu", 1.0f},
+      {"5 rows alpha clip", {5, 1024}, 48, false, true, false, "clip", 0.5f},
+      {"96 rows no bias gelu_tanh", {96, 800}, 33, true, false, false, "gelu_tanh", 1.0f},
+      {"K 3072 residual", {40, 3072}, 70, false, true, true, "none", 1.0f},
+  };
+  for (const GemmCase& c : cases) {
+    Attributes attrs;
+    std::vector<In> ins = GemmInputs(c, DType::kBF16, &attrs);
+    for (int threads : {1, 2}) {
+      for (int64_t pack_batch : {int64_t{-1}, int64_t{0}, int64_t{3}}) {
+        Options o;
+        o.dtype = DType::kBF16;
+        o.threads = threads;
+        o.pack = pack_batch >= 0;
+        o.pack_batch = std::max<int64_t>(pack_batch, 0);
+        EXPECT_EQ(Check("cpu.amx.gemm", "FusedGemm", ins, attrs, o, c.what), amx) << c.what;
+        if (c.residual && o.pack) {
+          o.in_place = true;
+          EXPECT_EQ(Check("cpu.amx.gemm", "FusedGemm", ins, attrs, o, c.what + " in place"), amx) << c.what;
+        }
+      }
+    }
+  }
+  Attributes none;
+  std::vector<In> mm = {Random({3, 7, 768}, false, 41, DType::kBF16), Random({768, 40}, true, 42, DType::kBF16)};
+  for (bool pack : {false, true}) {
+    Options o;
+    o.dtype = DType::kBF16;
+    o.pack = pack;
+    EXPECT_EQ(Check("cpu.amx.matmul", "MatMul", mm, none, o, "[3,7,768] x [768,40]"), amx);
+  }
+}
+
+// What the AMX entries leave to oneDNN: fp32 and f16 storage, and K not a multiple of 32 or
+// below 768 (a short reduction, where oneDNN's kernels run faster).
+TEST(AmxGemm, Declines) {
+  const std::vector<std::pair<GemmCase, DType>> declined = {
+      {{"fp32", {8, 768}, 40, false, true, false, "none", 1.0f}, DType::kF32},
+      {{"f16", {8, 768}, 40, false, true, false, "none", 1.0f}, DType::kF16},
+      {{"K 784", {8, 784}, 40, false, true, false, "none", 1.0f}, DType::kBF16},
+      {{"K 512", {8, 512}, 40, false, true, false, "none", 1.0f}, DType::kBF16},
+  };
+  for (const auto& [c, t] : declined) {
+    Attributes attrs;
+    std::vector<In> ins = GemmInputs(c, t, &attrs);
+    Options o;
+    o.dtype = t;
+    EXPECT_FALSE(Check("cpu.amx.gemm", "FusedGemm", ins, attrs, o, c.what)) << c.what;
   }
 }
 

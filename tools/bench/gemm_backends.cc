@@ -1,8 +1,10 @@
-// gemm_backends: oneDNN vs OpenBLAS on the real layer shapes of ResNet-50 (NHWC convs, 1x1 convs
+// gemm_backends: two kernel entries on the real layer shapes of ResNet-50 (NHWC convs, 1x1 convs
 // as GEMMs on N*H*W rows, the FC) and ViT-B/16 (patch conv, the encoder GEMMs), through the same
-// CpuEntry interface the runtime uses (pack, create, Run), fp32.
+// CpuEntry interface the runtime uses (pack, create, Run): by default oneDNN against OpenBLAS in
+// fp32; --bf16 compares bf16 storage, oneDNN against the own AMX GEMM (cpu.amx.gemm, GEMM layers
+// only; an entry that declines a layer shows why).
 //
-//   gemm_backends [--threads N] [--batches 1,8] [--min-runs R]
+//   gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16]
 //
 // Per layer: one warm-up run each, then at least R timed runs of each backend, alternating (more
 // while under 0.4 s), the medians.
@@ -21,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "runtime/cpu/blas/entries.h"
+#include "runtime/cpu/own/entries.h"
 
 namespace gcomp::cpu {
 namespace {
@@ -113,9 +116,9 @@ std::vector<float> RandomF32(int64_t n, uint32_t seed) {
 struct Prepared {
   std::string note;  // why it is not runnable ("declined", an error); empty when it is
   std::unique_ptr<ShapedKernel> kernel;
-  std::vector<std::vector<float>> data;
+  std::vector<std::vector<uint8_t>> data;
   std::vector<Packed> packed;
-  std::vector<float> y;
+  std::vector<uint8_t> y;
   std::vector<const void*> ins;
   std::vector<void*> outs;
   std::vector<double> times;
@@ -127,7 +130,7 @@ struct Prepared {
   double Min() { return times.empty() ? -1 : *std::min_element(times.begin(), times.end()); }
 };
 
-std::unique_ptr<Prepared> Prepare(const CpuEntry& e, const Layer& l, int64_t batch, int threads) {
+std::unique_ptr<Prepared> Prepare(const CpuEntry& e, const Layer& l, int64_t batch, int threads, DType dtype) {
   auto r = std::make_unique<Prepared>();
   Attributes attrs;
   attrs.Set("activation", l.act);
@@ -135,8 +138,9 @@ std::unique_ptr<Prepared> Prepare(const CpuEntry& e, const Layer& l, int64_t bat
   spec.name = l.name;
   spec.params = &attrs;
   spec.threads = threads;
-  auto operand = [](std::vector<int64_t> dims) {
+  auto operand = [dtype](std::vector<int64_t> dims) {
     Operand o;
+    o.dtype = dtype;
     o.dims = std::move(dims);
     return o;
   };
@@ -158,11 +162,14 @@ std::unique_ptr<Prepared> Prepare(const CpuEntry& e, const Layer& l, int64_t bat
   if (l.residual) spec.inputs.push_back(operand(ydims));
   spec.outputs = {operand(ydims)};
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    r->data.push_back(RandomF32(NumElements(spec.inputs[i].dims), static_cast<uint32_t>(7 + i)));
+    const int64_t n = NumElements(spec.inputs[i].dims);
+    const std::vector<float> v = RandomF32(n, static_cast<uint32_t>(7 + i));
+    r->data.emplace_back(static_cast<size_t>(n) * DTypeSize(dtype));
+    StoreF32(dtype, v.data(), r->data.back().data(), n);
   }
   for (size_t i = 1; i <= 2; ++i) {
-    spec.inputs[i].constant = reinterpret_cast<const uint8_t*>(r->data[i].data());
-    spec.inputs[i].constant_bytes = r->data[i].size() * sizeof(float);
+    spec.inputs[i].constant = r->data[i].data();
+    spec.inputs[i].constant_bytes = r->data[i].size();
   }
   if (!e.accepts(spec)) {
     r->note = "declined";
@@ -188,7 +195,7 @@ std::unique_ptr<Prepared> Prepare(const CpuEntry& e, const Layer& l, int64_t bat
     return r;
   }
   r->kernel = std::move(*k);
-  r->y.resize(static_cast<size_t>(NumElements(ydims)));
+  r->y.resize(static_cast<size_t>(NumElements(ydims)) * DTypeSize(dtype));
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     r->ins.push_back(i == 1 || i == 2 ? static_cast<const void*>(spec.inputs[i].constant)
                                       : static_cast<const void*>(r->data[i].data()));
@@ -223,6 +230,7 @@ std::string Shape(const Layer& l, int64_t batch) {
 
 int Main(int argc, char** argv) {
   int threads = 2, min_runs = 5;
+  bool bf16 = false;
   std::vector<int64_t> batches = {1, 8};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -230,17 +238,25 @@ int Main(int argc, char** argv) {
       threads = std::atoi(argv[++i]);
     } else if (a == "--min-runs" && i + 1 < argc) {
       min_runs = std::atoi(argv[++i]);
+    } else if (a == "--bf16") {
+      bf16 = true;
     } else if (a == "--batches" && i + 1 < argc) {
       batches.clear();
       for (absl::string_view b : absl::StrSplit(argv[++i], ',')) batches.push_back(std::atoll(std::string(b).c_str()));
     } else {
-      std::fprintf(stderr, "usage: gemm_backends [--threads N] [--batches 1,8] [--min-runs R]\n");
+      std::fprintf(stderr, "usage: gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16]\n");
       return 2;
     }
   }
-  std::printf("%s; ISA %s; %d threads; fp32; median of >= %d runs after a warm-up\n", BlasLibraryVersions().c_str(),
-              CpuIsa().c_str(), threads, min_runs);
-  const std::vector<CpuEntry> entries = BlasKernelEntries();
+  const DType dtype = bf16 ? DType::kBF16 : DType::kF32;
+  std::printf("%s; ISA %s; %d threads; %s; median of >= %d runs after a warm-up\n", BlasLibraryVersions().c_str(),
+              CpuIsa().c_str(), threads, DTypeName(dtype), min_runs);
+  std::vector<CpuEntry> entries = BlasKernelEntries();
+  for (CpuEntry& e : own::GemmEntries()) entries.push_back(std::move(e));
+  // The second column's entries.
+  const char* other_conv = bf16 ? "cpu.onednn.conv" : "cpu.openblas.conv";
+  const char* other_gemm = bf16 ? "cpu.amx.gemm" : "cpu.openblas.gemm";
+  const char* other_name = bf16 ? "own AMX" : "OpenBLAS";
   auto find = [&](const std::string& id) -> const CpuEntry& {
     for (const CpuEntry& e : entries) {
       if (e.id == id) return e;
@@ -251,14 +267,15 @@ int Main(int argc, char** argv) {
   // (model, batch, op) -> {oneDNN seconds, OpenBLAS seconds}, of the medians and of the minima
   // (the minima are the steadier figure on a machine shared with other jobs).
   std::map<std::string, std::pair<double, double>> totals, best;
-  std::printf("%-26s %-38s %5s %12s %12s %8s\n", "layer", "shape", "count", "oneDNN GF/s", "OpenBLAS GF/s", "ratio");
+  std::printf("%-26s %-38s %5s %12s %12s %8s\n", "layer", "shape", "count", "oneDNN GF/s",
+              absl::StrCat(other_name, " GF/s").c_str(), "ratio");
   for (int64_t batch : batches) {
     for (const Layer& l : Layers()) {
       const char* kind = l.conv ? "conv" : "gemm";
       // The two backends' runs alternate, so that both see the same machine load.
-      std::unique_ptr<Prepared> d = Prepare(find(l.conv ? "cpu.onednn.conv" : "cpu.onednn.gemm"), l, batch, threads);
-      std::unique_ptr<Prepared> o =
-          Prepare(find(l.conv ? "cpu.openblas.conv" : "cpu.openblas.gemm"), l, batch, threads);
+      std::unique_ptr<Prepared> d =
+          Prepare(find(l.conv ? "cpu.onednn.conv" : "cpu.onednn.gemm"), l, batch, threads, dtype);
+      std::unique_ptr<Prepared> o = Prepare(find(l.conv ? other_conv : other_gemm), l, batch, threads, dtype);
       double spent = 0;
       for (int run = 0; run < min_runs || (spent < 0.4 && run < 50); ++run) {
         auto t0 = std::chrono::steady_clock::now();
@@ -283,9 +300,9 @@ int Main(int argc, char** argv) {
       }
     }
   }
-  std::printf("\nratio = OpenBLAS time / oneDNN time (> 1: oneDNN faster); totals = sum of time x count\n\n");
-  std::printf("%-22s %14s %14s %8s %14s %14s %8s\n", "totals", "oneDNN ms", "OpenBLAS ms", "ratio", "min oneDNN",
-              "min OpenBLAS", "ratio");
+  std::printf("\nratio = %s time / oneDNN time (> 1: oneDNN faster); totals = sum of time x count\n\n", other_name);
+  std::printf("%-22s %14s %14s %8s %14s %14s %8s\n", "totals", "oneDNN ms", absl::StrCat(other_name, " ms").c_str(),
+              "ratio", "min oneDNN", absl::StrCat("min ", other_name).c_str(), "ratio");
   for (const auto& [key, t] : totals) {
     const auto& b = best[key];
     std::printf("%-22s %14.2f %14.2f %8.2f %14.2f %14.2f %8.2f\n", key.c_str(), t.first * 1e3, t.second * 1e3,

@@ -1,5 +1,6 @@
 // AMX tiles of cpu.attention; see attention_amx.h. This file alone is compiled with AMX enabled,
-// and like attention_avx512.cc uses intrinsics and internal functions only. Tiles: 0-3 the fp32
+// and like attention_avx512.cc uses intrinsics and internal functions only. ConfigureTiles gives
+// all eight tiles 16 rows x 64 bytes (cpu.amx.gemm uses them all); attention uses 0-3 as the fp32
 // accumulators (16 x 16), 4 the A operand (16 rows x 32 bf16), 5 the B operand (16 pairs x 16
 // columns, the VNNI layout the packed K and V tiles have).
 #include "runtime/cpu/own/attention_amx.h"
@@ -23,7 +24,7 @@ struct alignas(64) TileConfig {
 
 constexpr TileConfig MakeTileConfig() {
   TileConfig c;
-  for (int t = 0; t < 6; ++t) {
+  for (int t = 0; t < 8; ++t) {
     c.rows[t] = 16;
     c.colsb[t] = 64;
   }

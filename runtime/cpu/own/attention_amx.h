@@ -7,7 +7,8 @@
 
 namespace gcomp::cpu::own::amx {
 
-// Loads this thread's tile configuration (tiles 0-5: 16 rows of 64 bytes); ReleaseTiles undoes it.
+// Loads this thread's tile configuration (tiles 0-7: 16 rows of 64 bytes each; attention and
+// cpu.amx.gemm share it); ReleaseTiles undoes it.
 void ConfigureTiles();
 void ReleaseTiles();
 

@@ -9,4 +9,10 @@ namespace gcomp::cpu {
 
 std::vector<CpuEntry> OwnKernelEntries();
 
+// The own GEMM entries (gemm.cc: AMX-BF16 FusedGemm and MatMul); the table tries them before
+// oneDNN's.
+namespace own {
+std::vector<CpuEntry> GemmEntries();
+}  // namespace own
+
 }  // namespace gcomp::cpu

@@ -7,6 +7,8 @@ target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/elementwise.cc
   ${CMAKE_CURRENT_LIST_DIR}/entries.cc
   ${CMAKE_CURRENT_LIST_DIR}/gather.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gemm.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_amx.cc
   ${CMAKE_CURRENT_LIST_DIR}/layernorm.cc
   ${CMAKE_CURRENT_LIST_DIR}/layernorm_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/layout.cc
@@ -25,3 +27,5 @@ set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_avx512bf16.cc ${
   PROPERTIES COMPILE_OPTIONS "${GCOMP_AVX512};-mavx512bf16")
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_amx.cc
   PROPERTIES COMPILE_OPTIONS "-mamx-tile;-mamx-bf16")
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/gemm_amx.cc
+  PROPERTIES COMPILE_OPTIONS "${GCOMP_AVX512};-mavx512bf16;-mamx-tile;-mamx-bf16")
