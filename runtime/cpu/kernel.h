@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -50,6 +52,31 @@ struct CpuEntry {
   std::function<absl::StatusOr<Packed>(const KernelSpec&, size_t index)> pack;
   // An instance for the spec's concrete dims (validated by `accepts` first).
   std::function<absl::StatusOr<std::unique_ptr<ShapedKernel>>(const KernelSpec&)> create;
+};
+
+// Kernel-owned memory of n zeroed T at a 64-byte boundary, for buffers that tile or vector loads
+// read in whole cache lines (weights reordered at create, scratch): a large malloc block starts
+// 16 bytes past one, and every 64-byte row loaded from it would span two lines.
+template <typename T>
+class AlignedArray {
+ public:
+  AlignedArray() = default;
+  explicit AlignedArray(size_t n) : n_(n) {
+    const size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+    p_.reset(static_cast<T*>(std::aligned_alloc(64, bytes > 0 ? bytes : 64)));
+    if (p_) std::memset(static_cast<void*>(p_.get()), 0, bytes);
+  }
+  T* data() { return p_.get(); }
+  const T* data() const { return p_.get(); }
+  size_t size() const { return p_ ? n_ : 0; }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<T[], Free> p_;
+  size_t n_ = 0;
 };
 
 // Converting loads and stores for the storage types (f32, f16, bf16): n elements.

@@ -573,8 +573,12 @@ TEST(AmxGemm, MatchesReferenceOrDeclinesWithoutAmx) {
       {"tails bias gelu", {2, 37, 768}, 100, false, true, false, "gelu", 1.0f},
       {"197 rows transB residual relu", {197, 768}, 64, true, true, true, "relu", 1.0f},
       {"5 rows alpha clip", {5, 1024}, 48, false, true, false, "clip", 0.5f},
+      {"K 512 on the tiles", {3, 200, 512}, 64, false, true, true, "relu", 1.0f},
       {"96 rows no bias gelu_tanh", {96, 800}, 33, true, false, false, "gelu_tanh", 1.0f},
       {"K 3072 residual", {40, 3072}, 70, false, true, true, "none", 1.0f},
+      // K below 768 at more than 1024 rows: the oneDNN form, on weights unpacked from the panels.
+      {"oneDNN form transB alpha residual relu", {2, 600, 512}, 40, true, true, true, "relu", 0.5f},
+      {"oneDNN form gelu", {1100, 512}, 72, false, true, false, "gelu", 1.0f},
   };
   for (const GemmCase& c : cases) {
     Attributes attrs;
@@ -605,13 +609,14 @@ TEST(AmxGemm, MatchesReferenceOrDeclinesWithoutAmx) {
 }
 
 // What the AMX entries leave to oneDNN: fp32 and f16 storage, and K not a multiple of 32 or
-// below 768 (a short reduction, where oneDNN's kernels run faster).
+// below 512 (a short reduction, where oneDNN's kernels run faster).
 TEST(AmxGemm, Declines) {
   const std::vector<std::pair<GemmCase, DType>> declined = {
       {{"fp32", {8, 768}, 40, false, true, false, "none", 1.0f}, DType::kF32},
       {{"f16", {8, 768}, 40, false, true, false, "none", 1.0f}, DType::kF16},
       {{"K 784", {8, 784}, 40, false, true, false, "none", 1.0f}, DType::kBF16},
-      {{"K 512", {8, 512}, 40, false, true, false, "none", 1.0f}, DType::kBF16},
+      {{"K 520", {8, 520}, 40, false, true, false, "none", 1.0f}, DType::kBF16},
+      {{"K 256", {8, 256}, 40, false, true, false, "none", 1.0f}, DType::kBF16},
   };
   for (const auto& [c, t] : declined) {
     Attributes attrs;

@@ -258,10 +258,10 @@ absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
   }
 }
 
-// Reorders the weights operand (plain, or packed as `from`) into d.weights in `out`; plain weights
-// are scaled by `scale` (alpha) on the way.
+// Reorders the weights operand (plain, or packed as `from`) into d.weights at `out` (its
+// get_size() bytes); plain weights are scaled by `scale` (alpha) on the way.
 absl::Status ReorderWeights(const KernelSpec& spec, const Design& d, const std::optional<memory::desc>& from,
-                            float scale, std::vector<uint8_t>* out) {
+                            float scale, uint8_t* out) {
   const Operand& w = spec.inputs[1];
   try {
     std::vector<float> staged;
@@ -282,9 +282,8 @@ absl::Status ReorderWeights(const KernelSpec& spec, const Design& d, const std::
       return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': packed weights have ", w.constant_bytes,
                                                      " bytes, their format says ", from->get_size()));
     }
-    out->assign(d.weights.get_size(), 0);
     memory src_mem(src_md, Engine(), const_cast<void*>(src));
-    memory dst_mem(d.weights, Engine(), out->data());
+    memory dst_mem(d.weights, Engine(), out);
     dnnl::stream s(Engine());
     dnnl::reorder(src_mem, dst_mem).execute(s, src_mem, dst_mem);
     s.wait();
@@ -309,7 +308,8 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
     p.format.clear();
     return p;
   }
-  RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, scale, &p.bytes));
+  p.bytes.assign(d.weights.get_size(), 0);
+  RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, scale, p.bytes.data()));
   return p;
 }
 
@@ -371,7 +371,9 @@ class OneDnnKernel : public ShapedKernel {
         }
         weights_ = w.constant;
       } else {
-        RETURN_IF_ERROR(ReorderWeights(spec, d, from, from ? 1.0f : scale, &owned_weights_));
+        owned_weights_ = AlignedArray<uint8_t>(d.weights.get_size());
+        if (!owned_weights_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': weights"));
+        RETURN_IF_ERROR(ReorderWeights(spec, d, from, from ? 1.0f : scale, owned_weights_.data()));
         weights_ = owned_weights_.data();
       }
       SetThreads(threads_);
@@ -413,7 +415,7 @@ class OneDnnKernel : public ShapedKernel {
   int64_t src_elems_ = 0, dst_elems_ = 0;
   std::vector<float> src32_, dst32_;
   const uint8_t* weights_ = nullptr;
-  std::vector<uint8_t> owned_weights_;
+  AlignedArray<uint8_t> owned_weights_;  // weights reordered here, at a line boundary
   BoundPrimitive p_;
 };
 
@@ -511,7 +513,9 @@ class WinogradKernel : public ShapedKernel {
     }
     // The Winograd weights layout depends on the implementation oneDNN picks for the session's
     // batch: the plan stores them plain and they are transformed here, once.
-    RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, 1.0f, &weights_));
+    weights_ = AlignedArray<uint8_t>(d.weights.get_size());
+    if (!weights_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': weights"));
+    RETURN_IF_ERROR(ReorderWeights(spec, d, std::nullopt, 1.0f, weights_.data()));
     try {
       SetThreads(threads_);
       // Blocked X and Y: kernel-owned.
@@ -544,7 +548,7 @@ class WinogradKernel : public ShapedKernel {
  private:
   std::string name_;
   int threads_ = 1;
-  std::vector<uint8_t> weights_;
+  AlignedArray<uint8_t> weights_;
   BoundPrimitive p_;
   dnnl::reorder to_blocked_, to_nhwc_;
   memory x_mem_, y_mem_;

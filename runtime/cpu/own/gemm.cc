@@ -1,10 +1,12 @@
 // cpu.amx.gemm and cpu.amx.matmul: bf16 FusedGemm / MatMul steps on AMX tiles (gemm_amx.h), with
 // the epilogue (bias, residual, activation) applied to each 32 x 32 block as it leaves the tiles.
 //
-// They run where the CPU has AMX-BF16 (simd.h) and the step is bf16 with K a multiple of 32 and at
-// least kMinK; the table tries them before oneDNN, which takes every other GEMM. On ViT-B/16 bf16
-// plans (README, "CPU runtime and plans") they cut the model's time against oneDNN 2.6's brgemm
-// matmuls by about a sixth at batch 1 and an eighth at batch 8.
+// They take bf16 steps with K a multiple of 32 and at least kMinK, where the CPU has AMX-BF16
+// (simd.h); the table tries them before oneDNN, which takes every other GEMM. A step of K below
+// kLongK at more than kMaxRowsShortK rows (a large batch) runs oneDNN's matmul instead, on the
+// weights unpacked from the panels; the step's reason says so. On ViT-B/16 bf16 plans (README,
+// "CPU runtime and plans") the tiles cut the model's time against oneDNN 2.6's brgemm matmuls by
+// about a sixth at batch 1 and an eighth at batch 8.
 //
 // Weights: `pack` stores B (alpha folded in, rounded once to bf16) in the panels of gemm_amx.h,
 // format kPackedFormat; `create` takes those, or packs plain weights itself.
@@ -24,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "runtime/cpu/blas/backends.h"
 #include "runtime/cpu/blas/fused_params.h"
 #include "runtime/cpu/own/attention_amx.h"
 #include "runtime/cpu/own/common.h"
@@ -42,20 +45,16 @@ using runtime::GemmParams;
 constexpr char kPackedFormat[] = "amx-bf16-panels32";
 constexpr int64_t kL2Bytes = int64_t{1} << 20;
 // Shorter reductions leave too few tile products per 32 x 32 block to hide its epilogue and its
-// A and Y traffic: ResNet-50's 1x1 layers (K 64-512) ran slower than oneDNN's in the model.
-constexpr int64_t kMinK = 768;
+// A and Y traffic: ResNet-50's 1x1 layers of K 64-256 ran slower than oneDNN's in the model.
+constexpr int64_t kMinK = 512;
+// Below kLongK the tiles win only while the weights dominate the traffic (few rows): with more
+// rows than kMaxRowsShortK the step runs oneDNN's matmul. (ResNet-50 bf16: its K-512 layers on
+// the tiles made batch 1 about 4% faster and batch 8, where they have 1568-6272 rows, slower.)
+constexpr int64_t kLongK = 768;
+constexpr int64_t kMaxRowsShortK = 1024;
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-template <typename T>
-using Aligned = std::unique_ptr<T[], FreeDeleter>;
-
-template <typename T>
-Aligned<T> AllocAligned(int64_t n) {
-  const size_t bytes = (static_cast<size_t>(n) * sizeof(T) + 63) / 64 * 64;
-  return Aligned<T>(static_cast<T*>(std::aligned_alloc(64, bytes)));
-}
+// Whether a GEMM of these dims runs on the tiles (else on oneDNN, with the weights unpacked).
+bool OnTiles(const GemmParams& p) { return p.k >= kLongK || p.m <= kMaxRowsShortK; }
 
 std::optional<GemmParams> Parse(const KernelSpec& spec, std::string* why) {
   std::optional<GemmParams> p = runtime::ParseGemm(spec, why);
@@ -123,23 +122,22 @@ class AmxGemmKernel : public ShapedKernel {
       if (reinterpret_cast<uintptr_t>(w.constant) % 64 == 0) {
         b_ = reinterpret_cast<const uint16_t*>(w.constant);
       } else {  // tile loads want 64-byte rows: an aligned copy
-        owned_b_ = AllocAligned<uint16_t>(static_cast<int64_t>(want / 2));
-        std::memcpy(owned_b_.get(), w.constant, want);
-        b_ = owned_b_.get();
+        RETURN_IF_ERROR(OwnWeights(spec, w.constant, want));
       }
     } else if (w.format.empty()) {
       ASSIGN_OR_RETURN(std::vector<uint16_t> packed, PackPanels(spec, p));
-      owned_b_ = AllocAligned<uint16_t>(static_cast<int64_t>(packed.size()));
-      std::memcpy(owned_b_.get(), packed.data(), want);
-      b_ = owned_b_.get();
+      RETURN_IF_ERROR(OwnWeights(spec, packed.data(), want));
     } else {
       return Declined(spec, absl::StrCat("weights format '", w.format.substr(0, 40), "' is not ", kPackedFormat));
     }
     if (p.epi.has_bias) {
       ASSIGN_OR_RETURN(bias_, blas::ConstantF32(spec, runtime::kBiasInput));
     }
-    if (p.m % kGemmBlockRows) tail_ = AllocAligned<uint16_t>(kGemmBlockRows * p.k);
-    scratch_ = AllocAligned<float>(int64_t{threads_} * 2 * kGemmBlockRows * kGemmPanelCols);
+    if (p.m % kGemmBlockRows) tail_ = AlignedArray<uint16_t>(kGemmBlockRows * p.k);
+    scratch_ = AlignedArray<float>(threads_ * 2 * kGemmBlockRows * kGemmPanelCols);
+    if (!scratch_ || (p.m % kGemmBlockRows && !tail_)) {
+      return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.amx.gemm buffers"));
+    }
     row_blocks_ = (p.m + kGemmBlockRows - 1) / kGemmBlockRows;
     panels_ = (p.n + kGemmPanelCols - 1) / kGemmPanelCols;
     split_panels_ = row_blocks_ < panels_ && panels_ >= threads_;
@@ -163,15 +161,15 @@ class AmxGemmKernel : public ShapedKernel {
     g.clip_max = p_.epi.clip_max;
     if (tail_) {
       const int64_t full = p_.m / kGemmBlockRows * kGemmBlockRows, rows = p_.m - full;
-      std::memcpy(tail_.get(), g.a + full * p_.k, static_cast<size_t>(rows * p_.k) * 2);
-      std::memset(tail_.get() + rows * p_.k, 0, static_cast<size_t>((kGemmBlockRows - rows) * p_.k) * 2);
-      g.a_tail = tail_.get();
+      std::memcpy(tail_.data(), g.a + full * p_.k, static_cast<size_t>(rows * p_.k) * 2);
+      std::memset(tail_.data() + rows * p_.k, 0, static_cast<size_t>((kGemmBlockRows - rows) * p_.k) * 2);
+      g.a_tail = tail_.data();
     }
     const int threads = static_cast<int>(std::min<int64_t>(threads_, split_panels_ ? panels_ : row_blocks_));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
       const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-      float* scratch = scratch_.get() + t * 2 * kGemmBlockRows * kGemmPanelCols;
+      float* scratch = scratch_.data() + t * 2 * kGemmBlockRows * kGemmPanelCols;
       amx::PendingBlock pending;
       amx::ConfigureTiles();
       if (split_panels_) {
@@ -200,15 +198,63 @@ class AmxGemmKernel : public ShapedKernel {
   }
 
  private:
+  // A kernel-owned, line-aligned copy of the packed weights.
+  absl::Status OwnWeights(const KernelSpec& spec, const void* src, size_t bytes) {
+    owned_b_ = AlignedArray<uint16_t>(bytes / sizeof(uint16_t));
+    if (!owned_b_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.amx.gemm weights"));
+    std::memcpy(owned_b_.data(), src, bytes);
+    b_ = owned_b_.data();
+    return absl::OkStatus();
+  }
+
   GemmParams p_;
   int threads_ = 1;
   const uint16_t* b_ = nullptr;
-  Aligned<uint16_t> owned_b_, tail_;
-  Aligned<float> scratch_;
+  AlignedArray<uint16_t> owned_b_, tail_;
+  AlignedArray<float> scratch_;
   std::vector<float> bias_;
   int64_t row_blocks_ = 0, panels_ = 0, per_l2_ = 1;
   bool split_panels_ = false;  // threads split the panels (else the row blocks)
 };
+
+// B as the step stores it ([K, N], or [N, K] with transB), bf16, from the panels (alpha folded in).
+std::vector<uint16_t> UnpackPanels(const uint16_t* panels, const GemmParams& p) {
+  std::vector<uint16_t> w(static_cast<size_t>(p.k * p.n));
+  const int64_t steps = p.k / kGemmStep;
+  for (int64_t row = 0; row < p.k; ++row) {
+    const int64_t s = row / kGemmStep, r = (row % kGemmStep) / 2, e = row % 2;
+    for (int64_t col = 0; col < p.n; ++col) {
+      const int64_t pn = col / kGemmPanelCols, t = (col % kGemmPanelCols) / 16, c = col % 16;
+      w[p.trans_b ? col * p.k + row : row * p.n + col] = panels[((pn * steps + s) * 2 + t) * 512 + r * 32 + c * 2 + e];
+    }
+  }
+  return w;
+}
+
+// The oneDNN form (a step of K below kLongK at more than kMaxRowsShortK rows): oneDNN's matmul on
+// the weights unpacked from the panels (alpha already in them), which it reorders into its own
+// layout when it is created.
+absl::StatusOr<std::unique_ptr<ShapedKernel>> OneDnnForm(const KernelSpec& spec, const GemmParams& p,
+                                                         const std::string& op) {
+  const CpuEntry entry = op == "MatMul" ? blas::OneDnnMatMulEntry() : blas::OneDnnGemmEntry();
+  const Operand& w = spec.inputs[1];
+  if (w.format.empty()) return entry.create(spec);
+  if (w.format != kPackedFormat ||
+      w.constant_bytes != static_cast<size_t>(amx::PackedGemmElements(p.k, p.n)) * sizeof(uint16_t)) {
+    return Declined(spec, absl::StrCat("weights format '", w.format.substr(0, 40), "' (", w.constant_bytes,
+                                       " bytes) is not ", kPackedFormat, " of these dims"));
+  }
+  const std::vector<uint16_t> plain = UnpackPanels(reinterpret_cast<const uint16_t*>(w.constant), p);
+  KernelSpec plain_spec = spec;
+  Attributes attrs = *spec.params;
+  if (op != "MatMul") attrs.Set("alpha", 1.0f);
+  plain_spec.params = &attrs;
+  plain_spec.inputs[1].dtype = DType::kBF16;
+  plain_spec.inputs[1].constant = reinterpret_cast<const uint8_t*>(plain.data());
+  plain_spec.inputs[1].constant_bytes = plain.size() * sizeof(uint16_t);
+  plain_spec.inputs[1].format.clear();
+  return entry.create(plain_spec);  // oneDNN keeps its own reordered copy of the weights
+}
 
 CpuEntry AmxEntry(const std::string& id, const std::string& op) {
   CpuEntry e;
@@ -223,7 +269,8 @@ CpuEntry AmxEntry(const std::string& id, const std::string& op) {
     std::string why;
     std::optional<GemmParams> p = Parse(spec, &why);
     if (!p) return std::nullopt;
-    return absl::StrCat("own AMX-BF16 GEMM (", runtime::DescribeGemm(*p), ")");
+    return absl::StrCat("own AMX-BF16 GEMM (", runtime::DescribeGemm(*p), ")",
+                        p->k < kLongK ? absl::StrCat("; oneDNN matmul at more than ", kMaxRowsShortK, " rows") : "");
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
@@ -241,10 +288,11 @@ CpuEntry AmxEntry(const std::string& id, const std::string& op) {
     packed.format = kPackedFormat;
     return packed;
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+  e.create = [op](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<GemmParams> p = Parse(spec, &why);
     if (!p) return Declined(spec, why);
+    if (!OnTiles(*p)) return OneDnnForm(spec, *p, op);
     auto k = std::make_unique<AmxGemmKernel>();
     RETURN_IF_ERROR(k->Init(spec, *p));
     return std::unique_ptr<ShapedKernel>(std::move(k));
