@@ -48,10 +48,10 @@ constexpr int64_t kL2Bytes = int64_t{1} << 20;
 // A and Y traffic: ResNet-50's 1x1 layers of K 64-256 ran slower than oneDNN's in the model.
 constexpr int64_t kMinK = 512;
 // Below kLongK the tiles win only while the weights dominate the traffic (few rows): with more
-// rows than kMaxRowsShortK the step runs oneDNN's matmul. (ResNet-50 bf16: its K-512 layers on
-// the tiles made batch 1 about 4% faster and batch 8, where they have 1568-6272 rows, slower.)
+// rows than kMaxRowsShortK the step runs oneDNN's matmul. (ResNet-50 bf16: its K-512 layers ran
+// faster on the tiles at 49 and 196 rows, batch 1, and on oneDNN at 392 rows and more.)
 constexpr int64_t kLongK = 768;
-constexpr int64_t kMaxRowsShortK = 1024;
+constexpr int64_t kMaxRowsShortK = 256;
 
 // Whether a GEMM of these dims runs on the tiles (else on oneDNN, with the weights unpacked).
 bool OnTiles(const GemmParams& p) { return p.k >= kLongK || p.m <= kMaxRowsShortK; }

@@ -86,6 +86,14 @@ void GemmPanel(const GemmOperands& g, int64_t row_block0, int64_t row_block1, in
     const uint16_t* a1 = a0 + 16 * g.k;
     // The first row block reads the panel from memory: its steps are fetched kAhead ahead.
     const bool fetch_b = rb == row_block0;
+    // This block's Y (and residual) lines, one per row and a row apart (a page apart at wide N,
+    // beyond the hardware prefetcher): fetched now, for its epilogue during the next block.
+    const int64_t r0 = rb * kGemmBlockRows, rows = g.m - r0 < kGemmBlockRows ? g.m - r0 : kGemmBlockRows;
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t off = (r0 + i) * g.n + c0;
+      if (g.residual && g.residual != g.y) _mm_prefetch(reinterpret_cast<const char*>(g.residual + off), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(g.y + off), _MM_HINT_T1);
+    }
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -121,8 +129,8 @@ void GemmPanel(const GemmOperands& g, int64_t row_block0, int64_t row_block1, in
     _tile_stored(2, acc + 16 * kGemmPanelCols, ldc);
     _tile_stored(3, acc + 16 * kGemmPanelCols + 16, ldc);
     pending.acc = acc;
-    pending.r0 = rb * kGemmBlockRows;
-    pending.rows = g.m - pending.r0 < kGemmBlockRows ? g.m - pending.r0 : kGemmBlockRows;
+    pending.r0 = r0;
+    pending.rows = rows;
     pending.c0 = c0;
     pending.cols = cols;
     pending.done = 0;
