@@ -11,12 +11,8 @@
 // Weights: `pack` stores B (alpha folded in, rounded once to bf16) in the panels of gemm_amx.h,
 // format kPackedFormat; `create` takes those, or packs plain weights itself.
 //
-// Work: row blocks of 32 x panels of 32 columns, each block over the whole K in the tiles. The
-// threads split the panels when A is smaller than B (few rows: each thread streams its share of
-// the weights once), else the row blocks. Each thread then walks its share so that one operand's
-// part stays in L2 (kL2Bytes) while the other streams past it: with A the smaller, chunks of its
-// rows in L2 and the thread's panels streamed once per chunk; with B the smaller, groups of
-// panels in L2 and the thread's rows streamed once per group.
+// Work: row blocks of 32 x panels of 32 columns, each block over the whole K in the tiles, split
+// between the threads as gemm_split.h says.
 #include <omp.h>
 
 #include <algorithm>
@@ -31,6 +27,7 @@
 #include "runtime/cpu/own/attention_amx.h"
 #include "runtime/cpu/own/common.h"
 #include "runtime/cpu/own/gemm_amx.h"
+#include "runtime/cpu/own/gemm_split.h"
 #include "runtime/cpu/own/simd.h"
 #include "runtime/fused_op.h"
 
@@ -43,7 +40,6 @@ using amx::kGemmStep;
 using runtime::GemmParams;
 
 constexpr char kPackedFormat[] = "amx-bf16-panels32";
-constexpr int64_t kL2Bytes = int64_t{1} << 20;
 // Shorter reductions leave too few tile products per 32 x 32 block to hide its epilogue and its
 // A and Y traffic: ResNet-50's 1x1 layers of K 64-256 ran slower than oneDNN's in the model.
 constexpr int64_t kMinK = 512;
@@ -138,11 +134,8 @@ class AmxGemmKernel : public ShapedKernel {
     if (!scratch_ || (p.m % kGemmBlockRows && !tail_)) {
       return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.amx.gemm buffers"));
     }
-    row_blocks_ = (p.m + kGemmBlockRows - 1) / kGemmBlockRows;
-    panels_ = (p.n + kGemmPanelCols - 1) / kGemmPanelCols;
-    split_panels_ = row_blocks_ < panels_ && panels_ >= threads_;
-    const int64_t block_bytes = kGemmBlockRows * p.k * 2;  // a row block of A, or a panel of B
-    per_l2_ = std::max<int64_t>(1, kL2Bytes / block_bytes);
+    split_ = GemmSplit((p.m + kGemmBlockRows - 1) / kGemmBlockRows, (p.n + kGemmPanelCols - 1) / kGemmPanelCols,
+                       kGemmBlockRows * p.k * 2, threads_);
     return absl::OkStatus();
   }
 
@@ -165,32 +158,16 @@ class AmxGemmKernel : public ShapedKernel {
       std::memset(tail_.data() + rows * p_.k, 0, static_cast<size_t>((kGemmBlockRows - rows) * p_.k) * 2);
       g.a_tail = tail_.data();
     }
-    const int threads = static_cast<int>(std::min<int64_t>(threads_, split_panels_ ? panels_ : row_blocks_));
+    const int threads = split_.Threads(threads_);
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
       const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
       float* scratch = scratch_.data() + t * 2 * kGemmBlockRows * kGemmPanelCols;
       amx::PendingBlock pending;
       amx::ConfigureTiles();
-      if (split_panels_) {
-        // This thread's panels; chunks of all rows in L2.
-        const int64_t p0 = panels_ * t / nt, p1 = panels_ * (t + 1) / nt;
-        for (int64_t rb0 = 0; rb0 < row_blocks_; rb0 += per_l2_) {
-          for (int64_t panel = p0; panel < p1; ++panel) {
-            amx::GemmPanel(g, rb0, std::min(row_blocks_, rb0 + per_l2_), panel, scratch, pending);
-          }
-        }
-      } else {
-        // This thread's row blocks; groups of all panels in L2.
-        const int64_t r0 = row_blocks_ * t / nt, r1 = row_blocks_ * (t + 1) / nt;
-        for (int64_t q0 = 0; q0 < panels_; q0 += per_l2_) {
-          for (int64_t rb = r0; rb < r1; ++rb) {
-            for (int64_t panel = q0; panel < std::min(panels_, q0 + per_l2_); ++panel) {
-              amx::GemmPanel(g, rb, rb + 1, panel, scratch, pending);
-            }
-          }
-        }
-      }
+      split_.ForShare(t, nt, [&](int64_t rb0, int64_t rb1, int64_t panel) {
+        amx::GemmPanel(g, rb0, rb1, panel, scratch, pending);
+      });
       amx::FinishBlock(g, pending);
       amx::ReleaseTiles();
     }
@@ -213,8 +190,7 @@ class AmxGemmKernel : public ShapedKernel {
   AlignedArray<uint16_t> owned_b_, tail_;
   AlignedArray<float> scratch_;
   std::vector<float> bias_;
-  int64_t row_blocks_ = 0, panels_ = 0, per_l2_ = 1;
-  bool split_panels_ = false;  // threads split the panels (else the row blocks)
+  GemmSplit split_;
 };
 
 // B as the step stores it ([K, N], or [N, K] with transB), bf16, from the panels (alpha folded in).
