@@ -16,6 +16,7 @@ const std::vector<PassInfo>& AllPasses() {
       {"fuse-attention", FuseAttention, "softmax(Q K^T scale) V -> Attention"},
       {"fuse-gemm", FuseGemm, "MatMul/Gemm + bias + activation + residual -> FusedGemm"},
       {"fuse-conv", FuseConv, "Conv + bias + residual + activation -> FusedConv"},
+      {"narrow-rows", NarrowRows, "row-wise LayerNorm/FusedGemm compute only the rows their Gather readers take"},
       {"layout-nhwc", LayoutNhwc, "conv chains in NHWC for targets preferring it; inverse Transposes cancelled"},
       {"lower-conv", LowerConv, "FusedConv -> GEMM (1x1), implicit GEMM or im2col + GEMM, by target"},
       {"lower-attention", LowerAttention, "Attention -> fused kernel or batched GEMMs + softmax, by target"},

@@ -17,6 +17,7 @@ absl::StatusOr<bool> FuseGelu(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> FuseAttention(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> FuseGemm(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> FuseConv(Graph& g, const PassContext& ctx);
+absl::StatusOr<bool> NarrowRows(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LayoutNhwc(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerConv(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerAttention(Graph& g, const PassContext& ctx);

@@ -30,6 +30,7 @@ const std::vector<Entry> kO2 = {
     {"fuse-attention", "Q, K, V -> softmax(QK^T * scale) V becomes one Attention"},
     {"fuse-gemm", "MatMul/Gemm + bias + activation + residual as one GEMM epilogue"},
     {"fuse-conv", "Conv + bias + residual + ReLU/Clip as one conv epilogue"},
+    {"narrow-rows", "rows no reader takes are not computed: a ViT's last layer after its attention runs on the class token only"},
     {"dce", "the matched chains"},
 };
 

@@ -423,3 +423,52 @@ def _():
     # must not fire: Y stays [batch, S, H, D] (no merge into token rows), so the strided form,
     # which writes rows, cannot produce it.
     return hf_attention("scores", merge=False)
+
+
+def narrow_rows_block(name, gathers, extra_reader=False):
+    """LayerNorm -> MLP with a residual of x -> LayerNorm, read by Gathers of rows along axis 1."""
+    r = rng(name)
+    s, e, hidden = 5, C, 2 * C
+    nodes = [helper.make_node("LayerNormalization", ["x", "g1", "b1"], ["ln1"], name="ln1", axis=-1),
+             helper.make_node("MatMul", ["ln1", "w1"], ["h0"], name="fc1"),
+             helper.make_node("Add", ["h0", "c1"], ["h1"], name="fc1_bias"),
+             helper.make_node("Relu", ["h1"], ["h"], name="relu"),
+             helper.make_node("MatMul", ["h", "w2"], ["o0"], name="fc2"),
+             helper.make_node("Add", ["o0", "c2"], ["o1"], name="fc2_bias"),
+             helper.make_node("Add", ["o1", "x"], ["res"], name="residual"),
+             helper.make_node("LayerNormalization", ["res", "g2", "b2"], ["ln2"], name="ln2", axis=-1)]
+    outputs = []
+    for k, index in enumerate(gathers):
+        nodes.append(helper.make_node("Gather", ["ln2", f"i{k}"], [f"t{k}"], name=f"take{k}", axis=1))
+        outputs.append((f"t{k}", ["batch", e]))
+    inits = [f32("g1", r.uniform(0.8, 1.2, (e,))), f32("b1", r.standard_normal(e) * 0.1),
+             f32("w1", r.standard_normal((e, hidden)) / math.sqrt(e)), f32("c1", r.standard_normal(hidden) * 0.1),
+             f32("w2", r.standard_normal((hidden, e)) / math.sqrt(hidden)), f32("c2", r.standard_normal(e) * 0.1),
+             f32("g2", r.uniform(0.8, 1.2, (e,))), f32("b2", r.standard_normal(e) * 0.1)]
+    inits += [i64(f"i{k}", index) for k, index in enumerate(gathers)]
+    if extra_reader:
+        nodes.append(helper.make_node("ReduceMean", ["ln2"], ["pooled"], name="pool", axes=[1], keepdims=0))
+        outputs.append(("pooled", ["batch", e]))
+    return model(nodes, [("x", ["batch", s, e])], outputs, inits, opset=17)
+
+
+@case("narrow_rows_class_token", "fuse-layernorm,fuse-gemm,narrow-rows,dce",
+      {"LayerNorm": 2, "FusedGemm": 2, "Gather": 2})
+def _():
+    # Only token 0 is read: both LayerNorms and both GEMMs run on that row, x is gathered once for
+    # the first LayerNorm and the residual, and the reader takes position 0 of the kept row.
+    return narrow_rows_block("narrow_rows_class_token", [0])
+
+
+@case("narrow_rows_two_tokens", "fuse-layernorm,fuse-gemm,narrow-rows,dce",
+      {"LayerNorm": 2, "FusedGemm": 2, "Gather": 3})
+def _():
+    # Two readers, token 0 and the last one by a negative index: rows {0, 4} are kept.
+    return narrow_rows_block("narrow_rows_two_tokens", [0, -1])
+
+
+@case("narrow_rows_other_reader", "fuse-layernorm,fuse-gemm,narrow-rows,dce",
+      {"LayerNorm": 2, "FusedGemm": 2, "Gather": 1})
+def _():
+    # must not fire: a mean over the tokens also reads the last LayerNorm, so every row is needed.
+    return narrow_rows_block("narrow_rows_other_reader", [0], extra_reader=True)
