@@ -79,8 +79,13 @@ std::optional<std::vector<size_t>> RowInputs(const Node& p, int64_t axis, std::s
       return std::nullopt;
     }
     for (size_t i = 1; i < p.inputs.size(); ++i) {
-      if (p.inputs[i] && !p.inputs[i]->is_constant()) {
-        *why = absl::StrCat(p.Describe(), " has a scale or bias that is not a constant");
+      const Value* c = p.inputs[i];
+      if (!c) continue;
+      // Per column: one value per element of the last axis (a [rows, C] scale would not
+      // broadcast over the kept rows).
+      const std::optional<int64_t> cols = y->shape.back().ConstValue();
+      if (!c->is_constant() || !cols || c->constant->numel() != *cols) {
+        *why = absl::StrCat(p.Describe(), " has a scale or bias that is not a per-column constant");
         return std::nullopt;
       }
     }

@@ -472,3 +472,14 @@ def _():
 def _():
     # must not fire: a mean over the tokens also reads the last LayerNorm, so every row is needed.
     return narrow_rows_block("narrow_rows_other_reader", [0], extra_reader=True)
+
+
+@case("narrow_rows_per_row_scale", "fuse-layernorm,narrow-rows,dce", {"LayerNorm": 1, "Gather": 1})
+def _():
+    # must not fire: the LayerNorm's scale and bias hold a value per token ([S, C]), so its rows are
+    # not the same function of the input's rows.
+    nodes, inits = decomposed_ln("x", "y")
+    inits += ln_params("narrow_rows_per_row_scale", shape=(5, C))
+    nodes.append(helper.make_node("Gather", ["y", "i0"], ["t"], name="take", axis=1))
+    inits.append(i64("i0", 0))
+    return model(nodes, [("x", ["batch", 5, C])], [("t", ["batch", C])], inits, opset=17)

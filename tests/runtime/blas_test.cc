@@ -627,5 +627,25 @@ TEST(AmxGemm, Declines) {
   }
 }
 
+// A NaN in A makes its row of Y NaN through ReLU and Clip, as in the reference (a max or min
+// against a bound must not turn it into the bound).
+TEST(AmxGemm, NanStaysNanThroughReluAndClip) {
+  if (own::CpuSimdLevel() != own::SimdLevel::kAmxBf16) GTEST_SKIP() << "no AMX-BF16 on this CPU";
+  for (const char* act : {"relu", "clip"}) {
+    const GemmCase c = {"nan", {4, 512}, 40, false, true, false, act, 1.0f};
+    Attributes attrs;
+    std::vector<In> ins = GemmInputs(c, DType::kBF16, &attrs);
+    ins[0].v[3] = std::nanf("");  // row 0
+    Options o;
+    o.dtype = DType::kBF16;
+    std::optional<std::vector<float>> y = RunKernel(Entry("cpu.amx.gemm"), "FusedGemm", ins, attrs, {4, 40}, o);
+    ASSERT_TRUE(y.has_value()) << act;
+    for (int64_t j = 0; j < 40; ++j) {
+      EXPECT_TRUE(std::isnan((*y)[j])) << act << " column " << j;
+      EXPECT_TRUE(std::isfinite((*y)[40 + j])) << act << " column " << j;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gcomp::cpu

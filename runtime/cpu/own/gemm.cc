@@ -135,7 +135,7 @@ class AmxGemmKernel : public ShapedKernel {
       return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.amx.gemm buffers"));
     }
     split_ = GemmSplit((p.m + kGemmBlockRows - 1) / kGemmBlockRows, (p.n + kGemmPanelCols - 1) / kGemmPanelCols,
-                       kGemmBlockRows * p.k * 2, threads_);
+                       kGemmBlockRows * p.k * 2);
     return absl::OkStatus();
   }
 

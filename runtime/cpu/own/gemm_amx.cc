@@ -1,5 +1,6 @@
 // AMX tiles and the AVX-512 epilogue of cpu.amx.gemm; see gemm_amx.h. This file alone is compiled
-// with AMX (and AVX-512, AVX512-BF16) enabled, and uses intrinsics and internal functions only.
+// with AMX (and AVX-512, AVX512-BF16) enabled, and uses intrinsics and internal functions only
+// (and the out-of-line ApplyActivation for the tanh GELU, called with no accumulators in tiles).
 // Tiles (amx::ConfigureTiles: all 16 rows x 64 bytes): 0-3 the fp32 accumulators of a 32 x 32
 // block (2 x 2), 4-5 two 16-row A tiles, 6-7 the panel's two B tiles of one step.
 #include "runtime/cpu/own/gemm_amx.h"
@@ -20,9 +21,9 @@ inline __m512 Activate(__m512 v, Activation act, float clip_min, float clip_max)
     case Activation::kNone:
       return v;
     case Activation::kRelu:
-      return _mm512_max_ps(v, _mm512_setzero_ps());
+      return _mm512_max_ps(_mm512_setzero_ps(), v);  // NaN stays NaN (max returns its second operand)
     case Activation::kClip:
-      return _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(clip_min)), _mm512_set1_ps(clip_max));
+      return _mm512_min_ps(_mm512_set1_ps(clip_max), _mm512_max_ps(_mm512_set1_ps(clip_min), v));
     case Activation::kGelu: {
       __m512 x = _mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f));
       x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-4.0f)), _mm512_set1_ps(4.0f));
@@ -81,6 +82,7 @@ void GemmPanel(const GemmOperands& g, int64_t row_block0, int64_t row_block1, in
   const int64_t c0 = panel * kGemmPanelCols, cols = g.n - c0 < kGemmPanelCols ? g.n - c0 : kGemmPanelCols;
   // Rows of the pending block's epilogue per step: all of them by the loop's end.
   const int64_t per_step = (kGemmBlockRows + steps - 1) / steps;
+  const bool pipelined = g.act != Activation::kGeluTanh;
   for (int64_t rb = row_block0; rb < row_block1; ++rb) {
     const uint16_t* a0 = rb < full_blocks ? g.a + rb * kGemmBlockRows * g.k : g.a_tail;
     const uint16_t* a1 = a0 + 16 * g.k;
@@ -113,21 +115,23 @@ void GemmPanel(const GemmOperands& g, int64_t row_block0, int64_t row_block1, in
       _tile_loadd(5, a1 + s * kGemmStep, lda);
       _tile_dpbf16ps(2, 5, 6);
       _tile_dpbf16ps(3, 5, 7);
-      // The previous block's epilogue runs on the vector units while the tiles multiply.
-      if (pending.done < pending.rows) {
+      // The previous block's epilogue runs on the vector units while the tiles multiply (not the
+      // tanh GELU's, which calls out of line while the tiles hold accumulators).
+      if (pipelined && pending.done < pending.rows) {
         const int64_t end = pending.done + per_step < pending.rows ? pending.done + per_step : pending.rows;
         EpilogueRows(g, pending, pending.done, end);
         pending.done = end;
       }
     }
-    FinishBlock(g, pending);
-    // Accumulators into the scratch half the pending block does not use.
+    // Accumulators into the scratch half the pending block does not use, then what is left of
+    // the pending block's epilogue.
     float* acc = pending.acc == scratch ? scratch + kGemmBlockRows * kGemmPanelCols : scratch;
     constexpr int64_t ldc = kGemmPanelCols * 4;
     _tile_stored(0, acc, ldc);
     _tile_stored(1, acc + 16, ldc);
     _tile_stored(2, acc + 16 * kGemmPanelCols, ldc);
     _tile_stored(3, acc + 16 * kGemmPanelCols + 16, ldc);
+    FinishBlock(g, pending);
     pending.acc = acc;
     pending.r0 = r0;
     pending.rows = rows;

@@ -19,11 +19,11 @@ class GemmSplit {
  public:
   GemmSplit() = default;
   // `block_bytes`: the bytes of A in one row block, about those of B in one panel.
-  GemmSplit(int64_t row_blocks, int64_t panels, int64_t block_bytes, int threads)
+  GemmSplit(int64_t row_blocks, int64_t panels, int64_t block_bytes)
       : row_blocks_(row_blocks),
         panels_(panels),
         per_l2_(std::max<int64_t>(1, kGemmL2Bytes / std::max<int64_t>(1, block_bytes))),
-        split_panels_(row_blocks < panels && panels >= threads) {}
+        split_panels_(row_blocks < panels) {}
 
   // The threads worth starting, at most `threads`.
   int Threads(int threads) const {
