@@ -17,7 +17,10 @@ targets=("$@")
 bash tools/setup.sh
 build=build-fuzz
 if [ ! -f "$build/build.ninja" ]; then
+  # Line tables only: findings' stack traces keep file:line.
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
     -DGCOMP_ENABLE_CUDA=OFF -DGCOMP_BUILD_TESTS=OFF -DGCOMP_BUILD_TOOLS=OFF -DGCOMP_INSTALL=OFF \
     -DGCOMP_FUZZ=ON > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi

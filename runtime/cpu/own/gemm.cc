@@ -67,24 +67,19 @@ std::optional<GemmParams> Parse(const KernelSpec& spec, std::string* why) {
     *why = absl::StrCat("K ", p->k, " is not a multiple of ", kGemmStep, " of at least ", kMinK);
     return std::nullopt;
   }
-  if (p->epi.has_bias && !spec.inputs[runtime::kBiasInput].is_constant()) {
-    *why = "the bias is not a constant";
-    return std::nullopt;
-  }
-  return p;
+  return p;  // ParseGemm has checked that a bias is a constant
 }
 
 absl::Status Declined(const KernelSpec& spec, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): cpu.amx.gemm: ", why));
 }
 
-// B times alpha in the panel layout (gemm_amx.h), each element rounded once to bf16.
-absl::StatusOr<std::vector<uint16_t>> PackPanels(const KernelSpec& spec, const GemmParams& p) {
+// B times alpha in the panel layout (gemm_amx.h), each element rounded once to bf16, into dst
+// (amx::PackedGemmElements(K, N) elements).
+absl::Status PackPanels(const KernelSpec& spec, const GemmParams& p, uint16_t* dst) {
   ASSIGN_OR_RETURN(std::vector<float> w, blas::ConstantF32(spec, 1));
   const int64_t k = p.k, n = p.n, panels = (n + kGemmPanelCols - 1) / kGemmPanelCols;
-  std::vector<uint16_t> out(static_cast<size_t>(amx::PackedGemmElements(k, n)));
   std::vector<float> tile(512);
-  uint16_t* dst = out.data();
   for (int64_t pn = 0; pn < panels; ++pn) {
     for (int64_t s = 0; s < k / kGemmStep; ++s) {
       for (int64_t t = 0; t < 2; ++t, dst += 512) {
@@ -101,7 +96,7 @@ absl::StatusOr<std::vector<uint16_t>> PackPanels(const KernelSpec& spec, const G
       }
     }
   }
-  return out;
+  return absl::OkStatus();
 }
 
 class AmxGemmKernel : public ShapedKernel {
@@ -118,11 +113,12 @@ class AmxGemmKernel : public ShapedKernel {
       if (reinterpret_cast<uintptr_t>(w.constant) % 64 == 0) {
         b_ = reinterpret_cast<const uint16_t*>(w.constant);
       } else {  // tile loads want 64-byte rows: an aligned copy
-        RETURN_IF_ERROR(OwnWeights(spec, w.constant, want));
+        RETURN_IF_ERROR(OwnWeights(spec, want));
+        std::memcpy(owned_b_.data(), w.constant, want);
       }
     } else if (w.format.empty()) {
-      ASSIGN_OR_RETURN(std::vector<uint16_t> packed, PackPanels(spec, p));
-      RETURN_IF_ERROR(OwnWeights(spec, packed.data(), want));
+      RETURN_IF_ERROR(OwnWeights(spec, want));
+      RETURN_IF_ERROR(PackPanels(spec, p, owned_b_.data()));
     } else {
       return Declined(spec, absl::StrCat("weights format '", w.format.substr(0, 40), "' is not ", kPackedFormat));
     }
@@ -175,11 +171,10 @@ class AmxGemmKernel : public ShapedKernel {
   }
 
  private:
-  // A kernel-owned, line-aligned copy of the packed weights.
-  absl::Status OwnWeights(const KernelSpec& spec, const void* src, size_t bytes) {
+  // Line-aligned kernel-owned memory for the packed weights (bytes of them), which b_ points to.
+  absl::Status OwnWeights(const KernelSpec& spec, size_t bytes) {
     owned_b_ = AlignedArray<uint16_t>(bytes / sizeof(uint16_t));
     if (!owned_b_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.amx.gemm weights"));
-    std::memcpy(owned_b_.data(), src, bytes);
     b_ = owned_b_.data();
     return absl::OkStatus();
   }
@@ -258,9 +253,8 @@ CpuEntry AmxEntry(const std::string& id, const std::string& op) {
       packed.bytes.assign(o.constant, o.constant + o.constant_bytes);
       return packed;
     }
-    ASSIGN_OR_RETURN(std::vector<uint16_t> panels, PackPanels(spec, *p));
-    const auto* bytes = reinterpret_cast<const uint8_t*>(panels.data());
-    packed.bytes.assign(bytes, bytes + panels.size() * sizeof(uint16_t));
+    packed.bytes.resize(static_cast<size_t>(amx::PackedGemmElements(p->k, p->n)) * sizeof(uint16_t));
+    RETURN_IF_ERROR(PackPanels(spec, *p, reinterpret_cast<uint16_t*>(packed.bytes.data())));
     packed.format = kPackedFormat;
     return packed;
   };

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include "runtime/cpu/erf_rational.h"
+#include "runtime/cpu/own/avx512_lanes.h"
 
 namespace gcomp::cpu::own::amx {
 namespace {
@@ -40,17 +41,11 @@ inline __m512 Activate(__m512 v, Activation act, float clip_min, float clip_max)
   return v;
 }
 
-inline __m512 LoadBf16(const uint16_t* p, __mmask16 m) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-}
-
 // Rows [i0, i1) of the block `e` describes, from its accumulators (kGemmPanelCols floats per row)
 // into Y.
 void EpilogueRows(const GemmOperands& g, const PendingBlock& e, int64_t i0, int64_t i1) {
   const int64_t cols = e.cols;
-  const __mmask16 m0 = cols >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << cols) - 1);
-  const __mmask16 m1 = cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : static_cast<__mmask16>((1u << (cols - 16)) - 1);
-  const __mmask16 masks[2] = {m0, m1};
+  const __mmask16 masks[2] = {Lanes(cols), Lanes(cols - 16)};
   __m512 bias[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
   if (g.bias) {
     for (int h = 0; h < 2; ++h) bias[h] = _mm512_maskz_loadu_ps(masks[h], g.bias + e.c0 + 16 * h);
@@ -62,7 +57,7 @@ void EpilogueRows(const GemmOperands& g, const PendingBlock& e, int64_t i0, int6
       __m512 v = _mm512_add_ps(_mm512_load_ps(e.acc + i * kGemmPanelCols + 16 * h), bias[h]);
       if (g.residual) v = _mm512_add_ps(v, LoadBf16(g.residual + off + 16 * h, masks[h]));
       v = Activate(v, g.act, g.clip_min, g.clip_max);
-      _mm256_mask_storeu_epi16(g.y + off + 16 * h, masks[h], reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
+      StoreBf16(g.y + off + 16 * h, masks[h], v);
     }
   }
 }

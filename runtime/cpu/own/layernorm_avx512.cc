@@ -4,17 +4,14 @@
 
 #include <immintrin.h>
 
+#include "runtime/cpu/own/avx512_lanes.h"
+
 namespace gcomp::cpu::own::avx512 {
 namespace {
 
-inline __mmask16 Lanes(int64_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
-}
-
 inline __m512 Load(const void* x, bool bf16, int64_t i, __mmask16 m) {
   if (!bf16) return _mm512_maskz_loadu_ps(m, static_cast<const float*>(x) + i);
-  const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(x) + i);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return LoadBf16(static_cast<const uint16_t*>(x) + i, m);
 }
 
 inline void Store(void* y, bool bf16, int64_t i, __mmask16 m, __m512 v) {
@@ -22,7 +19,7 @@ inline void Store(void* y, bool bf16, int64_t i, __mmask16 m, __m512 v) {
     _mm512_mask_storeu_ps(static_cast<float*>(y) + i, m, v);
     return;
   }
-  _mm256_mask_storeu_epi16(static_cast<uint16_t*>(y) + i, m, (__m256i)_mm512_cvtneps_pbh(v));
+  StoreBf16(static_cast<uint16_t*>(y) + i, m, v);
 }
 
 }  // namespace

@@ -4,22 +4,17 @@
 
 #include <immintrin.h>
 
+#include "runtime/cpu/own/avx512_lanes.h"
+
 namespace gcomp::cpu::own::avx512 {
-namespace {
-
-inline __m512 Widen(const uint16_t* p, __mmask16 m) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-}
-
-}  // namespace
 
 void MaxPoolBf16(const uint16_t* const* taps, int64_t count, int64_t c, uint16_t* y) {
   for (int64_t ch = 0; ch < c; ch += 16) {
     const int64_t left = c - ch;
-    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
-    __m512 acc = Widen(taps[0] + ch, m);
+    const __mmask16 m = Lanes(left);
+    __m512 acc = LoadBf16(taps[0] + ch, m);
     for (int64_t t = 1; t < count; ++t) {
-      const __m512 v = Widen(taps[t] + ch, m);
+      const __m512 v = LoadBf16(taps[t] + ch, m);
       // v replaces acc where v > acc or v is NaN (MaxKeepNan in pool.cc).
       const __mmask16 take = _mm512_cmp_ps_mask(v, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
       acc = _mm512_mask_mov_ps(acc, take, v);
