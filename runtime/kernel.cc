@@ -24,13 +24,7 @@ absl::StatusOr<Selection> SelectKernel(const KernelTable& table, const KernelSpe
       declined.push_back(absl::StrCat(e.id, ": ", s.message()));
       continue;
     }
-    std::optional<std::string> why = e.accepts(spec);
-    if (!why) continue;
-    if (e.worth_selecting && !e.worth_selecting(spec)) {
-      declined.push_back(absl::StrCat(e.id, ": runs it, not selected at these dims"));
-      continue;
-    }
-    return Selection{&e, *why, attrs, e.params_version};
+    if (std::optional<std::string> why = e.accepts(spec)) return Selection{&e, *why, attrs, e.params_version};
   }
   return absl::NotFoundError(
       absl::StrCat("node '", spec.name, "' (", spec.op, "): no kernel of the table runs it",

@@ -2,8 +2,7 @@
 // nodes, sessions from plan steps). The lifecycle, as cuBLASLt, cuDNN and NVRTC need it:
 //
 //   compile time  select(spec)        the first entry of the backend's table whose `accepts` takes
-//                                     the step (and `worth_selecting`, where it has one, wants
-//                                     it): its reason, and the step's parameter blob (the
+//                                     the step: its reason, and the step's parameter blob (the
 //                                     entry's declared parameters, `params`, at `params_version`)
 //                 pack(spec, i)       constant input i (weights) into the kernel's layout/precision
 //                 device_sources      generated kernels (CUDA C++), compiled by codegen into the plan
@@ -114,10 +113,6 @@ struct KernelEntry {
   // Whether this entry runs `spec` (at compile time: dims at the maximum batch, constants plain;
   // again at every Reshape): the reason when it does, nullopt when it does not.
   std::function<std::optional<std::string>(const KernelSpec&)> accepts;
-  // Optional, at select only, after `accepts` took the step: false passes it to the next entry (an
-  // entry that runs the step but is slower there, e.g. at the plan's maximum batch). Sessions and
-  // plan checks consult `accepts` alone, so a plan keeps its kernels at every batch it runs.
-  std::function<bool(const KernelSpec&)> worth_selecting;
   // Packs constant input `index`. Absent: constants are stored plain.
   std::function<absl::StatusOr<Packed>(const KernelSpec&, size_t index)> pack;
   // Makes the session's kernel. Empty where the executor side supplies it (the cuda backend: its

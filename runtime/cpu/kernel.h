@@ -49,7 +49,6 @@ struct CpuEntry {
   uint32_t params_version = 1;
   std::vector<InPlace> in_place;  // outputs it may write over an input
   std::function<std::optional<std::string>(const KernelSpec&)> accepts;
-  std::function<bool(const KernelSpec&)> worth_selecting;  // runtime::KernelEntry::worth_selecting
   std::function<absl::StatusOr<Packed>(const KernelSpec&, size_t index)> pack;
   // An instance for the spec's concrete dims (validated by `accepts` first).
   std::function<absl::StatusOr<std::unique_ptr<ShapedKernel>>(const KernelSpec&)> create;

@@ -69,7 +69,6 @@ const runtime::KernelTable& CpuKernelTable() {
       e.params_version = c.params_version;
       e.in_place = c.in_place;
       e.accepts = c.accepts;
-      e.worth_selecting = c.worth_selecting;
       e.pack = c.pack;
       const CpuEntry* entry = &c;
       e.create = [entry](const KernelSpec&) -> absl::StatusOr<std::unique_ptr<runtime::Kernel>> {

@@ -8,10 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "absl/strings/str_cat.h"
 #include "runtime/cpu/blas/entries.h"
-#include "runtime/cpu/kernel_table.h"
-#include "runtime/kernel.h"
 #include "runtime/cpu/own/entries.h"
 #include "runtime/cpu/own/simd.h"
 #include "tests/graph/op_test_util.h"
@@ -93,9 +90,12 @@ const CpuEntry& Entry(const std::string& id) {
   return entries[0];
 }
 
-// The spec of the case, its constants pointing into `bytes` (the inputs stored in o.dtype).
-KernelSpec SpecOf(const std::string& op, const std::vector<In>& ins, const std::vector<std::vector<uint8_t>>& bytes,
-                  const Attributes& attrs, const std::vector<int64_t>& out_dims, const Options& o) {
+// Runs `e` on the case; nullopt when the entry declines it.
+std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string& op, const std::vector<In>& ins,
+                                            const Attributes& attrs, const std::vector<int64_t>& out_dims,
+                                            const Options& o) {
+  std::vector<std::vector<uint8_t>> bytes;
+  for (const In& in : ins) bytes.push_back(in.present ? Store(o.dtype, in.v) : std::vector<uint8_t>{});
   KernelSpec spec;
   spec.name = "node0";
   spec.op = op;
@@ -114,16 +114,7 @@ KernelSpec SpecOf(const std::string& op, const std::vector<In>& ins, const std::
   }
   spec.outputs.push_back(MakeOperand(true, o.dtype, out_dims));
   if (o.in_place) spec.in_place = {3};
-  return spec;
-}
 
-// Runs `e` on the case; nullopt when the entry declines it.
-std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string& op, const std::vector<In>& ins,
-                                            const Attributes& attrs, const std::vector<int64_t>& out_dims,
-                                            const Options& o) {
-  std::vector<std::vector<uint8_t>> bytes;
-  for (const In& in : ins) bytes.push_back(in.present ? Store(o.dtype, in.v) : std::vector<uint8_t>{});
-  KernelSpec spec = SpecOf(op, ins, bytes, attrs, out_dims, o);
   std::vector<Packed> packed(ins.size());
   if (o.pack) {
     KernelSpec max = spec;
@@ -304,9 +295,9 @@ TEST(BlasConv, InPlaceResidual) {
   }
 }
 
-// oneDNN's Winograd convolution: f32 3x3 stride-1 layers of >= 64 channels (partial output tiles, odd sizes, bias or not), packed at another batch, against the reference
-// within the fp32 tolerance, at batch 4 and at batch 2 (oneDNN's direct convolution there); and
-// what it leaves to the direct convolution entry.
+// oneDNN's Winograd convolution: f32 3x3 stride-1 layers of >= 64 channels (partial output tiles,
+// odd sizes, bias or not), packed at another batch, against the reference within the fp32
+// tolerance; and what it leaves to the direct convolution.
 TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
   const std::vector<ConvCase> cases = {
       {"wino 64->64 14x14 bias relu", true, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
@@ -316,22 +307,19 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
   // oneDNN 2.6 has Winograd kernels for AVX-512 cores only; elsewhere the entry declines them all.
   const bool avx512 = CpuIsa().rfind("avx512_core", 0) == 0;
   for (const ConvCase& c : cases) {
-    for (int64_t batch : {4, 2}) {
-      Attributes attrs;
-      std::vector<In> ins = ConvInputs(c, batch, DType::kF32, &attrs);
-      const std::string what = absl::StrCat(c.what, " batch ", batch);
-      if (!avx512) {
-        EXPECT_FALSE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, Options(), what)) << what;
-        continue;
-      }
-      for (int threads : {1, 2}) {
-        for (int64_t pack_batch : {0, 5}) {
-          Options o;
-          o.threads = threads;
-          o.pack = true;
-          o.pack_batch = pack_batch;
-          EXPECT_TRUE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, o, what)) << what;
-        }
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+    if (!avx512) {
+      EXPECT_FALSE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, Options(), c.what)) << c.what;
+      continue;
+    }
+    for (int threads : {1, 2}) {
+      for (int64_t pack_batch : {0, 5}) {
+        Options o;
+        o.threads = threads;
+        o.pack = true;
+        o.pack_batch = pack_batch;
+        EXPECT_TRUE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, o, c.what)) << c.what;
       }
     }
   }
@@ -353,35 +341,6 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
   Options bf16;
   bf16.dtype = DType::kBF16;
   EXPECT_FALSE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, bf16, "bf16")) << "bf16";
-}
-
-// Compiling a plan selects the Winograd entry at a maximum batch of 4 or more only, and the step's
-// reason names oneDNN's Winograd implementation and the direct convolution below batch 4; the
-// entry's own constraints (what a session checks) accept every batch.
-TEST(BlasConv, WinogradSelectedFromBatchFour) {
-  if (CpuIsa().rfind("avx512_core", 0) != 0) GTEST_SKIP() << "no oneDNN Winograd kernels on " << CpuIsa();
-  for (int64_t hw : {28, 7}) {
-    const ConvCase c = {"64->64", true, 64, 64, hw, hw, 3, 1, 1, 1, 1, true, false, "relu"};
-    for (int64_t batch : {1, 2, 3, 4, 8}) {
-      Attributes attrs;
-      std::vector<In> ins = ConvInputs(c, batch, DType::kF32, &attrs);
-      std::vector<std::vector<uint8_t>> bytes;
-      for (const In& in : ins) bytes.push_back(in.present ? Store(DType::kF32, in.v) : std::vector<uint8_t>{});
-      KernelSpec spec = SpecOf("FusedConv", ins, bytes, attrs, {batch, hw, hw, 64}, Options());
-      spec.batch = batch;
-      const std::string what = absl::StrCat(hw, "x", hw, " batch ", batch);
-      absl::StatusOr<runtime::Selection> sel = runtime::SelectKernel(CpuKernelTable(), spec);
-      ASSERT_TRUE(sel.ok()) << sel.status();
-      if (batch < 4) {
-        EXPECT_EQ(sel->entry->id, "cpu.onednn.conv") << what;
-      } else {
-        EXPECT_EQ(sel->entry->id, "cpu.onednn.winograd") << what;
-        EXPECT_NE(sel->reason.find("wino"), std::string::npos) << sel->reason;
-        EXPECT_NE(sel->reason.find("direct convolution below batch 4"), std::string::npos) << sel->reason;
-      }
-      EXPECT_TRUE(Entry("cpu.onednn.winograd").accepts(spec).has_value()) << what;
-    }
-  }
 }
 
 TEST(BlasConv, ReducedPrecisionStorage) {

@@ -469,18 +469,10 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
 // oneDNN's Winograd convolution (F(4x4, 3x3) or F(2x2, 3x3) on AVX-512 cores, fp32 only) runs on
 // blocked activations (nChw16c), so the kernel reorders X into that layout and Y back to NHWC
 // around it. It takes f32 NHWC 3x3 stride-1 layers without dilation, groups or residual, of at
-// least 64 input and output channels, and is selected in plans of batch 4 or more
-// (worth_selecting; a session runs what its plan chose at every batch). Measured on ResNet-50's
-// layers (gcomp bench --profile, plans with and without this entry, 2026-12-03, 2 threads): at
-// batch 8 and 4 it ran the 56x56 and 28x28 layers 1.1-1.5x faster than the direct convolution,
-// reorders included (14x14 and 7x7: from 1.2x faster to 1.4x slower, run to run); at batch 1,
-// where oneDNN picks its F(2x2, 3x3) form, every layer ran 1.2-1.8x slower, and its F(4x4, 3x3)
-// form was no faster than direct. So a session of a Winograd plan runs oneDNN's direct
-// convolution on the same weights below batch 4, and the step's reason says so. Its error is
-// larger than the direct convolution's (transforms in fp32, within the fp32 tolerance:
-// tests/runtime/blas_test.cc).
-constexpr int64_t kWinogradMinBatch = 4;
-
+// least 64 input and output channels: on ResNet-50 those ran 1.2-1.6x faster than the direct
+// convolution at batch 8, reorders included, and about as fast at batch 1 (README, "CPU runtime
+// and plans"). Its error is larger than the direct convolution's (transforms in fp32, within the
+// fp32 tolerance: tests/runtime/blas_test.cc).
 bool WinogradShape(const ConvParams& p) {
   return p.dtype == DType::kF32 && p.wdtype == DType::kF32 && p.nhwc && p.group == 1 && p.kh == 3 && p.kw == 3 &&
          p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64;
@@ -623,14 +615,7 @@ CpuEntry OneDnnWinogradEntry() {
     absl::StatusOr<Design> d = WinogradDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
     return absl::StrCat("oneDNN Winograd convolution ", d->pd.impl_info_str(), " at batch ", p->n,
-                        ", NHWC <-> blocked reorders (", DescribeConv(*p), "); oneDNN's direct convolution below batch ",
-                        kWinogradMinBatch);
-  };
-  // At the plan's maximum batch (or a static model's batch).
-  e.worth_selecting = [](const KernelSpec& spec) {
-    std::string why;
-    std::optional<ConvParams> p = ParseWinograd(spec, &why);
-    return p && p->n >= kWinogradMinBatch;
+                        ", NHWC <-> blocked reorders (", DescribeConv(*p), ")");
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
@@ -645,10 +630,6 @@ CpuEntry OneDnnWinogradEntry() {
     std::optional<ConvParams> p = ParseWinograd(spec, &why);
     if (!p) return Declined(spec, why);
     SetThreads(spec.threads);
-    if (p->n < kWinogradMinBatch) {  // the direct convolution, its weights reordered from the plain ones
-      ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
-      return MakeKernel(spec, *p, d, 1.0f);
-    }
     ASSIGN_OR_RETURN(Design d, WinogradDesign(spec, *p));
     auto k = std::make_unique<WinogradKernel>();
     RETURN_IF_ERROR(k->Init(spec, *p, d));
