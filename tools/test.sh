@@ -18,7 +18,8 @@ for arg in "$@"; do
     --debug) build_type=Debug; build="build-debug" ;;
     --sanitize)
       build_type=RelWithDebInfo; build="build-asan"
-      # Line tables only (-g1): the reports' stack traces keep file:line, the build is ~25% faster.
+      # Line tables only (-g1): the reports' stack traces keep file:line, and the test files compile
+      # faster (tests/graph/nn_ops_test.cc: 89 -> 65 s).
       extra=(-DGCOMP_SANITIZE=ON -DGCOMP_ENABLE_CUDA=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
              "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
       export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0"

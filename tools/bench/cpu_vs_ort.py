@@ -171,7 +171,7 @@ def main():
     header = ("| model | precision | batch | gcomp ms | " + " | ".join(f"{PEER_NAMES[p]} ms" for p in cols) + " | " +
               " | ".join(f"gcomp/{PEER_NAMES[p]}" for p in cols) + " | gcomp / faster peer | peak RSS MB (gcomp, " +
               ", ".join(PEER_NAMES[p] for p in cols) + ") | gcomp compile s |")
-    lines = [header, "|" + "---|" * (6 + 2 * len(cols))]
+    lines = [header, "|" + "---|" * (7 + 2 * len(cols))]
     for r in rows:
         cell = lambda d, p, fmt: (fmt.format(d[p]) if p in d else "n/a")  # noqa: E731
         lines.append(f"| {r['model']} | {r['precision']} | {r['batch']} | {r['ms']['gcomp']:.1f} | " +

@@ -1,7 +1,7 @@
 // Lane masks and bf16 loads/stores on 16 float lanes, shared by the AVX-512 files of the own
 // kernels (attention, LayerNorm, pooling, the AMX GEMM's epilogue). Internal linkage: each file
-// keeps its own copy compiled with its own instruction sets (see simd.h). StoreBf16 exists only
-// where AVX512-BF16 is enabled.
+// keeps its own copy compiled with its own instruction sets (docs/ARCHITECTURE.md, the cpu
+// backend's instruction-set forms). StoreBf16 exists only where AVX512-BF16 is enabled.
 #pragma once
 
 #include <immintrin.h>

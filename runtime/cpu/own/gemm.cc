@@ -253,8 +253,10 @@ CpuEntry AmxEntry(const std::string& id, const std::string& op) {
       packed.bytes.assign(o.constant, o.constant + o.constant_bytes);
       return packed;
     }
-    packed.bytes.resize(static_cast<size_t>(amx::PackedGemmElements(p->k, p->n)) * sizeof(uint16_t));
-    RETURN_IF_ERROR(PackPanels(spec, *p, reinterpret_cast<uint16_t*>(packed.bytes.data())));
+    std::vector<uint16_t> panels(static_cast<size_t>(amx::PackedGemmElements(p->k, p->n)));
+    RETURN_IF_ERROR(PackPanels(spec, *p, panels.data()));
+    const auto* bytes = reinterpret_cast<const uint8_t*>(panels.data());
+    packed.bytes.assign(bytes, bytes + panels.size() * sizeof(uint16_t));
     packed.format = kPackedFormat;
     return packed;
   };
