@@ -298,10 +298,10 @@ int Main(int argc, char** argv) {
       if (!o || ds <= 0 || os <= 0) continue;  // the totals cover the layers both backends ran
       for (const std::string& key :
            {absl::StrCat(l.model, " b", batch, " ", kind), absl::StrCat(l.model, " b", batch, " all")}) {
-        totals[key].first += l.count * std::max(ds, 0.0);
-        totals[key].second += l.count * std::max(os, 0.0);
-        best[key].first += l.count * std::max(d->Min(), 0.0);
-        best[key].second += l.count * std::max(o->Min(), 0.0);
+        totals[key].first += l.count * ds;
+        totals[key].second += l.count * os;
+        best[key].first += l.count * d->Min();
+        best[key].second += l.count * o->Min();
       }
     }
   }
