@@ -391,10 +391,16 @@ std::optional<AttentionShape> ResolveAttention(const KernelSpec& spec, std::stri
     s.q = {q.dims[2], a.GetInt("q_offset", 0)};
     s.k = {k.dims[2], a.GetInt("k_offset", 0)};
     s.v = {v.dims[2], a.GetInt("v_offset", 0)};
-    s.y = {s.q_heads * s.v_head, 0};
+    int64_t y_width = 0;
+    if (__builtin_mul_overflow(s.q_heads, s.v_head, &y_width)) return fail("heads");
+    s.y = {y_width, 0};
     for (const auto& [rows, heads, size] : {std::tuple{s.q, s.q_heads, s.head}, std::tuple{s.k, s.kv_heads, s.head},
                                             std::tuple{s.v, s.kv_heads, s.v_head}}) {
-      if (rows.offset < 0 || rows.offset + heads * size > rows.width) return fail("heads outside the rows");
+      int64_t span = 0, end = 0;  // plan attributes are untrusted: no overflow on the way
+      if (rows.offset < 0 || __builtin_mul_overflow(heads, size, &span) ||
+          __builtin_add_overflow(rows.offset, span, &end) || end > rows.width) {
+        return fail("heads outside the rows");
+      }
     }
     if (k.dims[b_axis] != s.batch || v.dims[b_axis] != s.batch || v.dims[s_axis] != s.kv_seq) return fail("shapes");
     const std::vector<int64_t> want_y = s.seq_first ? std::vector<int64_t>{s.q_seq, s.batch, s.y.width}
