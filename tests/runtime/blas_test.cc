@@ -281,16 +281,24 @@ TEST(BlasConv, PackedAtOtherBatch) {
   }
 }
 
+// Y overwrites the residual (as the memory planner places them). bf16 too: oneDNN adds a bf16
+// residual as a binary post-op reading the memory it writes.
 TEST(BlasConv, InPlaceResidual) {
-  for (const char* id : kConvIds) {
-    for (const ConvCase& c : ConvCases()) {
-      if (!c.residual) continue;
-      Attributes attrs;
-      std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
-      Options o;
-      o.in_place = true;
-      o.pack = true;
-      Check(id, "FusedConv", ins, attrs, o, c.what);
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (const char* id : kConvIds) {
+      for (const ConvCase& c : ConvCases()) {
+        if (!c.residual) continue;
+        Attributes attrs;
+        std::vector<In> ins = ConvInputs(c, 2, t, &attrs);
+        Options o;
+        o.dtype = t;
+        o.in_place = true;
+        o.pack = true;
+        const bool ran = Check(id, "FusedConv", ins, attrs, o, c.what);
+        if (c.nhwc) {
+          EXPECT_TRUE(ran) << id << " " << c.what << " " << DTypeName(t);
+        }
+      }
     }
   }
 }
@@ -403,6 +411,7 @@ const std::vector<GemmCase>& GemmCases() {
       {"alpha 0.5 bias clip", {9, 16}, 12, false, true, false, "clip", 0.5f},
       {"many rows bias residual gelu_tanh", {300, 64}, 40, true, true, true, "gelu_tanh", 1.0f},
       {"wide N bias gelu", {2, 3, 40}, 1100, false, true, false, "gelu", 1.0f},
+      {"long K many rows transB bias residual relu", {520, 1536}, 272, true, true, true, "relu", 1.0f},
   };
   return cases;
 }
@@ -439,16 +448,19 @@ TEST(BlasGemm, PackedAtOtherBatch) {
 }
 
 TEST(BlasGemm, InPlaceResidual) {
-  for (const char* id : kGemmIds) {
-    for (const GemmCase& c : GemmCases()) {
-      if (!c.residual) continue;
-      Attributes attrs;
-      std::vector<In> ins = GemmInputs(c, DType::kF32, &attrs);
-      Options o;
-      o.in_place = true;
-      o.pack = true;
-      o.pack_batch = 13;
-      EXPECT_TRUE(Check(id, "FusedGemm", ins, attrs, o, c.what));
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (const char* id : kGemmIds) {
+      for (const GemmCase& c : GemmCases()) {
+        if (!c.residual) continue;
+        Attributes attrs;
+        std::vector<In> ins = GemmInputs(c, t, &attrs);
+        Options o;
+        o.dtype = t;
+        o.in_place = true;
+        o.pack = true;
+        o.pack_batch = 13;
+        EXPECT_TRUE(Check(id, "FusedGemm", ins, attrs, o, c.what)) << id << " " << DTypeName(t);
+      }
     }
   }
 }

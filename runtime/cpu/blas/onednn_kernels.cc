@@ -1,5 +1,6 @@
 // oneDNN 2.6 kernels: FusedConv as convolution_forward, FusedGemm / MatMul as matmul, the epilogue
-// as the bias argument plus post-ops (sum for the residual, eltwise for the activation).
+// as the bias argument plus post-ops (sum, or for bf16 binary add, for the residual; eltwise for
+// the activation).
 //
 // Weights: `pack` creates the primitive for the plan's maximum batch, reorders W (or B) into the
 // layout the primitive prefers (format_tag::any) and records that memory descriptor in the
@@ -169,9 +170,23 @@ void ParallelConvert(bool load, DType t, const void* src, void* dst, int64_t n, 
   }
 }
 
-dnnl::primitive_attr MakeAttr(const Epilogue& e) {
+// Whether a residual is added as a binary post-op that reads it where it lies (`dst` is Y's
+// descriptor) rather than as a sum post-op on Y: for bf16 Y. oneDNN 2.6's brgemm matmul ran its
+// bf16 sum post-op at up to twice the time of the GEMM without it (ResNet-50's K-64 1x1 layers
+// with a residual at batch 8: 1.2-1.9 against 0.95-1.0 ms; README, "CPU runtime and plans"),
+// and the binary form at the GEMM's own speed. A bf16 Y cannot hold partial sums, so every
+// implementation accumulates elsewhere and reads the residual (which may be Y itself, in place)
+// element by element before it writes that element. f32 keeps the sum: an f32 primitive may
+// accumulate its partial sums in Y. f16 runs on f32 buffers (the sum).
+bool ResidualAsBinary(const Epilogue& e, dt y) { return e.has_residual && y == dt::bf16; }
+
+dnnl::primitive_attr MakeAttr(const Epilogue& e, const memory::desc& dst) {
   dnnl::post_ops ops;
-  if (e.has_residual) ops.append_sum(1.0f);
+  if (ResidualAsBinary(e, dst.data_type())) {
+    ops.append_binary(dnnl::algorithm::binary_add, dst);
+  } else if (e.has_residual) {
+    ops.append_sum(1.0f);
+  }
   switch (e.act) {
     case Act::kRelu:
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
@@ -204,6 +219,7 @@ struct Design {
   memory::desc src, weights, dst, bias, plain_weights;
   tag plain_tag = tag::ab;
   bool has_bias = false;
+  bool residual_binary = false;  // ResidualAsBinary: the residual is a post-op's SRC_1
 };
 
 absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
@@ -229,7 +245,8 @@ absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src,
                                          wany, d.bias, d.dst, {p.sh, p.sw}, {p.dh - 1, p.dw - 1}, {p.pt, p.pl},
                                          {p.pb, p.pr});
-    dnnl::convolution_forward::primitive_desc pd(desc, MakeAttr(p.epi), Engine());
+    dnnl::convolution_forward::primitive_desc pd(desc, MakeAttr(p.epi, d.dst), Engine());
+    d.residual_binary = ResidualAsBinary(p.epi, a);
     d.weights = pd.weights_desc();
     d.pd = pd;
     return d;
@@ -249,7 +266,8 @@ absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
     if (p.epi.has_bias) d.bias = memory::desc({1, p.n}, dt::f32, tag::ab);
     d.has_bias = p.epi.has_bias;
     dnnl::matmul::desc desc(d.src, memory::desc({p.k, p.n}, a, tag::any), d.bias, d.dst);
-    dnnl::matmul::primitive_desc pd(desc, MakeAttr(p.epi), Engine());
+    dnnl::matmul::primitive_desc pd(desc, MakeAttr(p.epi, d.dst), Engine());
+    d.residual_binary = ResidualAsBinary(p.epi, a);
     d.weights = pd.weights_desc();
     d.pd = pd;
     return d;
@@ -319,6 +337,7 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
 struct BoundPrimitive {
   dnnl::primitive prim;
   memory src, dst, weights, bias;
+  memory residual;  // when the design adds the residual as a binary post-op (its handle set per run)
   std::vector<float> bias_values;
   std::unordered_map<int, memory> args;
   dnnl::stream stream;
@@ -335,6 +354,10 @@ struct BoundPrimitive {
     stream = dnnl::stream(Engine());
     args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
     if (d.has_bias) args.emplace(DNNL_ARG_BIAS, bias);
+    if (d.residual_binary) {
+      residual = memory(d.dst, Engine(), DNNL_MEMORY_NONE);
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, residual);
+    }
     return absl::OkStatus();
   }
 };
@@ -390,6 +413,8 @@ class OneDnnKernel : public ShapedKernel {
       ParallelConvert(true, DType::kF16, inputs[0], src32_.data(), src_elems_, threads_);
       if (has_residual_)
         ParallelConvert(true, DType::kF16, inputs[kResidualInput], dst32_.data(), dst_elems_, threads_);
+    } else if (has_residual_ && p_.residual) {
+      p_.residual.set_data_handle(const_cast<void*>(inputs[kResidualInput]));
     } else if (has_residual_ && outputs[0] != inputs[kResidualInput]) {
       std::memcpy(outputs[0], inputs[kResidualInput], dst_bytes_);
     }
@@ -490,7 +515,7 @@ absl::StatusOr<Design> WinogradDesign(const KernelSpec& spec, const ConvParams& 
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
                                          d.src, memory::desc({p.cout, p.c, p.kh, p.kw}, dt::f32, tag::any), d.bias,
                                          d.dst, {p.sh, p.sw}, {p.pt, p.pl}, {p.pb, p.pr});
-    dnnl::convolution_forward::primitive_desc pd(desc, MakeAttr(p.epi), Engine());
+    dnnl::convolution_forward::primitive_desc pd(desc, MakeAttr(p.epi, d.dst), Engine());
     d.src = pd.src_desc();
     d.dst = pd.dst_desc();
     d.weights = pd.weights_desc();
@@ -573,7 +598,7 @@ CpuEntry OneDnnConvEntry() {
   e.in_place = {{0, 3}};
   e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
                                " convolution (NHWC/NCHW activations), weights reordered to its preferred layout, "
-                               "bias + residual (sum) + activation as post-ops");
+                               "bias + residual (sum, or binary add for bf16) + activation as post-ops");
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
     std::optional<ConvParams> p = ParseConv(spec, &why);
