@@ -49,7 +49,13 @@ absl::StatusOr<std::string> Compile(const std::string& tu, const std::string& ar
   Program prog(raw);
   const std::string arch_opt = ptx ? "-arch=compute_" + arch.substr(3) : "-arch=" + arch;
   std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "-default-device"};
-  if (!ptx) opts.push_back("--ptxas-options=-v");
+  if (!ptx) {
+    // ptxas's per-function report is read below; NVRTC's compile cache (CUDA 12.9+, on machines with a
+    // driver) answers a repeated translation unit from the cache without running ptxas, so without a
+    // report: the cubin is always compiled afresh.
+    opts.push_back("--ptxas-options=-v");
+    opts.push_back("--no-cache");
+  }
   const nvrtcResult r = nvrtcCompileProgram(raw, static_cast<int>(opts.size()), opts.data());
   *log = Log(raw);
   if (r != NVRTC_SUCCESS) {
