@@ -467,9 +467,11 @@ std::optional<GeneratedKernel> MapKernel(const KernelSpec& spec, std::string* wh
                                         : act.act != Activation::kNone ? "act"
                                                                        : "copy",
                                         ActTag(act), "_", DTypeName(y.dtype));
-  return Finish(stem, body, vectorize ? vec : 1,
-                absl::StrCat(what, ", ", DTypeName(y.dtype), vectorize ? ", 16-byte vectors" : "", ", dims ",
-                             DimsText(s)));
+  GeneratedKernel k = Finish(stem, body, vectorize ? vec : 1,
+                             absl::StrCat(what, ", ", DTypeName(y.dtype), vectorize ? ", 16-byte vectors" : "",
+                                          ", dims ", DimsText(s)));
+  k.inputs_read = 1;  // the data; Slice's, Reshape's and Expand's parameter inputs are compiled in
+  return k;
 }
 
 // QuantizeFp8 (float -> e4m3 bytes of x * scale) and the per-tensor FakeQuantFp8 (float -> f16
@@ -1113,6 +1115,23 @@ GeneratedKernel Fp8EpilogueKernel(int64_t n, bool bias, bool residual, const Epi
                 absl::StrCat("fp8 GEMM epilogue: fp32 D x per-column scale", bias ? " + bias" : "",
                              residual ? " + residual" : "", epi.act != Activation::kNone ? " + " : "",
                              epi.act != Activation::kNone ? ActivationName(epi.act) : "", " -> f16"));
+}
+
+absl::StatusOr<GeneratedArgs> PackGeneratedArgs(const GeneratedKernel& k, int64_t batch, int64_t total,
+                                                std::span<const void* const> inputs,
+                                                std::span<void* const> outputs) {
+  GeneratedArgs args{};
+  const size_t read = std::min(inputs.size(), static_cast<size_t>(k.inputs_read));
+  if (read > kMaxGeneratedInputs || outputs.size() > kMaxGeneratedOutputs) {
+    return absl::InternalError(absl::StrCat("generated kernel '", k.code.name, "' is given ", inputs.size(),
+                                            " inputs and ", outputs.size(), " outputs; its arguments hold ",
+                                            kMaxGeneratedInputs, " and ", kMaxGeneratedOutputs));
+  }
+  for (size_t i = 0; i < read; ++i) args.in[i] = inputs[i];
+  for (size_t i = 0; i < outputs.size(); ++i) args.out[i] = outputs[i];
+  args.batch = batch;
+  args.total = total;
+  return args;
 }
 
 }  // namespace gcomp::cuda

@@ -16,9 +16,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/dtype.h"
 #include "core/epilogue.h"
 #include "runtime/kernel.h"
@@ -36,11 +38,28 @@ struct GeneratedKernel {
   // >= 0: the work items at the dims it was generated for (tiles of a flash-attention kernel);
   // otherwise elements of output 0 / vector.
   int64_t items = -1;
+  // The leading inputs its code reads: the rest of the step's inputs (Slice's starts, ends, axes
+  // and steps, Reshape's shape) are compiled in and not passed.
+  int inputs_read = kMaxGeneratedInputs;
   // The alignment in bytes its operand pointers need (4: pairs of halves, 16: vector loads); the
   // launch refuses others with an error instead of a misaligned access on the device.
   int64_t alignment = 1;
   std::string description;  // "max pool 3x3 stride 2x2 NHWC f16"
 };
+
+// GcompArgs as the host lays them out.
+struct GeneratedArgs {
+  const void* in[kMaxGeneratedInputs];
+  void* out[kMaxGeneratedOutputs];
+  long long batch;
+  long long total;
+};
+
+// The arguments of one launch of `k`: the inputs it reads (an error where the step has more than
+// GcompArgs holds and the code reads them), the outputs, the batch and the work items.
+absl::StatusOr<GeneratedArgs> PackGeneratedArgs(const GeneratedKernel& k, int64_t batch, int64_t total,
+                                                std::span<const void* const> inputs,
+                                                std::span<void* const> outputs);
 
 // The work items of `k` for a step whose output 0 has `elements` elements.
 inline int64_t WorkItems(const GeneratedKernel& k, int64_t elements) {

@@ -193,24 +193,13 @@ class GemmStep : public CudaKernel {
 
 absl::Status LaunchGenerated(const CudaContext& ctx, const GeneratedKernel& k, const void* fn, int64_t batch,
                              int64_t total, std::span<const void* const> inputs, std::span<void* const> outputs) {
-  struct Args {  // GcompArgs of the generated code
-    const void* in[kMaxGeneratedInputs];
-    void* out[kMaxGeneratedOutputs];
-    long long batch;
-    long long total;
-  } args{};
-  if (inputs.size() > kMaxGeneratedInputs || outputs.size() > kMaxGeneratedOutputs) {
-    return absl::InternalError(absl::StrCat("generated kernel '", k.code.name, "' has too many operands"));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) args.in[i] = inputs[i];
-  for (size_t i = 0; i < outputs.size(); ++i) args.out[i] = outputs[i];
-  args.batch = batch;
-  args.total = total;
+  ASSIGN_OR_RETURN(GeneratedArgs args, PackGeneratedArgs(k, batch, total, inputs, outputs));
   if (total <= 0) return absl::OkStatus();
   auto aligned = [&](const void* p) {
     return !p || reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(k.alignment) == 0;
   };
-  if (!std::all_of(inputs.begin(), inputs.end(), aligned) || !std::all_of(outputs.begin(), outputs.end(), aligned)) {
+  if (!std::all_of(std::begin(args.in), std::end(args.in), aligned) ||
+      !std::all_of(std::begin(args.out), std::end(args.out), aligned)) {
     return absl::InvalidArgumentError(
         absl::StrCat("generated kernel '", k.code.name, "' needs operands aligned to ", k.alignment, " bytes"));
   }

@@ -483,11 +483,16 @@ TEST(CudaGeneratedTest, MatchesCpuKernelsWhenEmulatedOnTheHost) {
     std::vector<void*> outs = {want.data()};
     ASSERT_TRUE((*cpu_kernel)->Run(runtime::RunContext{}, ptrs, outs, {}).ok());
     // The generated function, on the host.
+    // The arguments as the executor packs them (every operand of the step offered).
+    void* out_ptr = got.data();
+    auto packed = PackGeneratedArgs(kernels[i], kBatch, WorkItems(kernels[i], runtime::NumElements(c.output.dims)),
+                                    ptrs, std::span<void* const>(&out_ptr, 1));
+    ASSERT_TRUE(packed.ok()) << packed.status();
     Args args{};
-    for (size_t k = 0; k < ptrs.size() && k < 4; ++k) args.in[k] = ptrs[k];
-    args.out[0] = got.data();
-    args.batch = kBatch;
-    args.total = WorkItems(kernels[i], runtime::NumElements(c.output.dims));
+    std::copy(std::begin(packed->in), std::end(packed->in), args.in);
+    std::copy(std::begin(packed->out), std::end(packed->out), args.out);
+    args.batch = packed->batch;
+    args.total = packed->total;
     ASSERT_TRUE(module.Run(kernels[i], args));
     EXPECT_EQ(got[out_bytes], 0xcd) << "wrote past the output";
     if (!runtime::IsStorageFloat(c.output.dtype)) {  // integers: exact
