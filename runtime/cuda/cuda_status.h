@@ -16,7 +16,8 @@ inline absl::Status CudaOk(cudaError_t e, const char* call) {
 }
 inline absl::Status CublasOk(cublasStatus_t s, const char* call) {
   if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(call, ": cuBLASLt status ", static_cast<int>(s)));
+  return absl::InternalError(
+      absl::StrCat(call, ": ", cublasLtGetStatusName(s), " (cuBLASLt status ", static_cast<int>(s), ")"));
 }
 inline absl::Status CudnnOk(cudnnStatus_t s, const char* call) {
   if (s == CUDNN_STATUS_SUCCESS) return absl::OkStatus();

@@ -85,7 +85,14 @@ absl::StatusOr<int64_t> LtMatmul::Prepare(cublasLtHandle_t handle, const LtGemm&
   const cublasStatus_t s =
       cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, c_, d_, pref, 8, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  GCOMP_CUBLAS(s);
+  if (s != CUBLAS_STATUS_SUCCESS && g.outer_vector_scales) {
+    // The outer-vector scale mode is refused outright by some cuBLASLt versions and devices
+    // (CUBLAS_STATUS_INVALID_VALUE or NOT_SUPPORTED from the heuristic): no algorithm, which the fp8
+    // GEMM answers with its fp32 form and the generated epilogue.
+    return absl::UnimplementedError(absl::StrCat("cuBLASLt has no algorithm for ", g.Describe(),
+                                                 ": its heuristic answered ", cublasLtGetStatusName(s)));
+  }
+  RETURN_IF_ERROR(CublasOk(s, "cublasLtMatmulAlgoGetHeuristic"));
   int usable[8], n = 0;
   for (int i = 0; i < found; ++i) {
     if (results[i].state == CUBLAS_STATUS_SUCCESS) usable[n++] = i;
