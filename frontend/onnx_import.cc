@@ -29,7 +29,7 @@ const std::map<std::string, int64_t>& SupportedOps() {
       {"Div", 1}, {"Dropout", 1}, {"Equal", 1}, {"Erf", 9}, {"Exp", 1}, {"Expand", 8},
       {"Flatten", 1}, {"Gather", 1}, {"Gelu", 20}, {"Gemm", 1}, {"GlobalAveragePool", 1}, {"IsNaN", 9},
       {"Identity", 1}, {"LayerNormalization", 17}, {"MatMul", 1}, {"MaxPool", 1}, {"Mul", 1},
-      {"Neg", 1}, {"Pad", 1}, {"Pow", 1}, {"Range", 11}, {"Reciprocal", 1}, {"ReduceMean", 1},
+      {"Mod", 10}, {"Neg", 1}, {"Pad", 1}, {"Pow", 1}, {"Range", 11}, {"Reciprocal", 1}, {"ReduceMean", 1},
       {"ReduceSum", 1}, {"Relu", 1}, {"Reshape", 1}, {"Shape", 1}, {"Sigmoid", 1}, {"Slice", 1},
       {"Softmax", 1}, {"Split", 1}, {"Sqrt", 1}, {"Squeeze", 1}, {"Sub", 1}, {"Tanh", 1},
       {"Transpose", 1}, {"Unsqueeze", 1}, {"Where", 9}};

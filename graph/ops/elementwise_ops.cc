@@ -46,7 +46,9 @@ float GeluTanh(float x) {
 
 // ---- binary ops ---------------------------------------------------------------------------
 
-enum class BinKind { kAdd, kSub, kMul, kDiv, kPow };
+// kMod is ONNX Mod with fmod=0 (integers: the remainder takes the divisor's sign, as Python's %),
+// kFmod with fmod=1 (C's fmod: the dividend's sign; the only form ONNX allows for floats).
+enum class BinKind { kAdd, kSub, kMul, kDiv, kPow, kMod, kFmod };
 
 float ApplyF(BinKind k, float a, float b) {
   switch (k) {
@@ -55,6 +57,8 @@ float ApplyF(BinKind k, float a, float b) {
     case BinKind::kMul: return a * b;
     case BinKind::kDiv: return a / b;
     case BinKind::kPow: return std::pow(a, b);
+    case BinKind::kMod:
+    case BinKind::kFmod: return std::fmod(a, b);
   }
   return 0;
 }
@@ -83,6 +87,14 @@ absl::StatusOr<int64_t> ApplyI(BinKind k, int64_t a, int64_t b) {
       }
       return r;
     }
+    case BinKind::kMod:
+    case BinKind::kFmod: {
+      if (b == 0) return absl::InvalidArgumentError("integer modulo by zero");
+      if (b == -1) return 0;  // INT64_MIN % -1 overflows in C++
+      r = a % b;
+      if (k == BinKind::kMod && r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
   }
   return r;
 }
@@ -109,7 +121,9 @@ std::optional<std::vector<Dim>> SymBinary(BinKind kind, const InferContext& ctx,
         r = *q;
         break;
       }
-      case BinKind::kPow: return std::nullopt;
+      case BinKind::kPow:
+      case BinKind::kMod:
+      case BinKind::kFmod: return std::nullopt;
     }
     if (!r.ok()) return std::nullopt;
     out.push_back(*r);
@@ -124,6 +138,13 @@ OpDef Binary(const std::string& name, BinKind kind) {
   d.shape = [kind](const InferContext& ctx) -> absl::StatusOr<std::vector<OutputInfo>> {
     if (kind != BinKind::kPow) RETURN_IF_ERROR(ops::ExpectSameDType(ctx, 0, 1));
     if (ctx.in(0).dtype == DType::kBool) return ctx.Error(ctx.InputName(0), " has dtype bool, expected a number type");
+    if (kind == BinKind::kMod) {
+      const int64_t fmod = ctx.attrs().GetInt("fmod", 0);
+      if (fmod != 0 && fmod != 1) return ctx.Error("fmod is ", fmod, ", expected 0 or 1");
+      if (IsFloat(ctx.in(0).dtype) && fmod != 1) {
+        return ctx.Error("Mod of floating-point inputs needs fmod=1 (ONNX), got fmod=0");
+      }
+    }
     ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(ctx.in(0).shape, ctx.in(1).shape));
     OutputInfo out{ctx.in(0).dtype, shape, std::nullopt};
     if (!IsFloat(out.dtype)) out.sym_values = SymBinary(kind, ctx, shape);
@@ -133,15 +154,16 @@ OpDef Binary(const std::string& name, BinKind kind) {
     const Tensor& a = *k.in(0);
     const Tensor& b = *k.in(1);
     Tensor& out = k.outputs[0];
+    const BinKind op = kind == BinKind::kMod && k.attrs().GetInt("fmod", 0) == 1 ? BinKind::kFmod : kind;
     std::vector<int64_t> ia = BroadcastIndexMap(a.dims(), out.dims());
     std::vector<int64_t> ib = BroadcastIndexMap(b.dims(), out.dims());
     if (IsFloat(out.dtype())) {
       std::vector<float> fa = ReadF32(a), fb = ReadF32(b), r(out.numel());
-      for (int64_t i = 0; i < out.numel(); ++i) r[i] = ApplyF(kind, fa[ia[i]], fb[ib[i]]);
+      for (int64_t i = 0; i < out.numel(); ++i) r[i] = ApplyF(op, fa[ia[i]], fb[ib[i]]);
       WriteF32(out, r);
     } else {
       for (int64_t i = 0; i < out.numel(); ++i) {
-        ASSIGN_OR_RETURN(int64_t v, ApplyI(kind, a.GetI64(ia[i]), b.GetI64(ib[i])));
+        ASSIGN_OR_RETURN(int64_t v, ApplyI(op, a.GetI64(ia[i]), b.GetI64(ib[i])));
         out.SetI64(i, v);
       }
     }
@@ -396,6 +418,9 @@ void RegisterElementwiseOps(OpTableBuilder& t) {
   t.Add(Binary("Mul", BinKind::kMul));
   t.Add(Binary("Div", BinKind::kDiv));
   t.Add(Binary("Pow", BinKind::kPow));
+  OpDef mod = Binary("Mod", BinKind::kMod);
+  mod.attrs = {{"fmod", AttrType::kInt}};
+  t.Add(std::move(mod));
   t.Add(Equal());
   t.Add(Where());
   t.Add(IsNaN());
