@@ -125,6 +125,10 @@ run() {
   section() {  # NAME TIMEOUT COMMAND...
     local name=$1 limit=$2
     shift 2
+    # GCOMP_GPU_SECTIONS="a b": only those (and the plans and exports they read).
+    case "$name" in plans_compile|export_*) ;; *)
+      if [ -n "${GCOMP_GPU_SECTIONS:-}" ] && ! [[ " $GCOMP_GPU_SECTIONS " == *" $name "* ]]; then return; fi ;;
+    esac
     local t0=$SECONDS log="$out/$name.log"
     timeout "$limit" "$@" > "$log" 2>&1
     local rc=$?
@@ -153,6 +157,9 @@ run() {
     --json "$out/gpu_bench_vit.json" --markdown "$out/gpu_bench_vit.md"
   [ -f "$out/gpu_bench_vit.md" ] && { echo; echo "## benchmark table (ViT-B/16)"; echo; cat "$out/gpu_bench_vit.md"; } >> "$md"
   printf '{"total_seconds": %d, "sections": [%s]}\n' $((SECONDS - start)) "$(IFS=,; echo "${results[*]}")" > "$json"
+  # One archive of the full logs (the report keeps each one's last 40 lines): a run's $OUT comes
+  # back as a handful of files.
+  (cd "$out" && tar -czf gpu_logs.tar.gz ./*.log && rm -f ./*.log)
   echo "report: $md ($((SECONDS - start)) s)"
 }
 

@@ -52,7 +52,9 @@ TEST(CudaSession, GraphReplayEqualsStepByStepAtEveryBatch) {
       auto x = (*a)->Run(in);
       auto x2 = (*a)->Run(in);  // the replay of the graph captured by the first run
       auto y = (*b)->Run(in);
-      ASSERT_TRUE(x.ok() && x2.ok() && y.ok()) << path << " batch " << batch;
+      ASSERT_TRUE(x.ok() && x2.ok() && y.ok())
+          << path << " batch " << batch << ": "
+          << (!x.ok() ? x.status().message() : !x2.ok() ? x2.status().message() : y.status().message());
       for (size_t k = 0; k < x->size(); ++k) {
         EXPECT_EQ((*x)[k].data, (*y)[k].data) << path << " batch " << batch << ": graph != step by step";
         EXPECT_EQ((*x)[k].data, (*x2)[k].data) << path << " batch " << batch << ": replay differs";

@@ -32,7 +32,13 @@ def build_model(name):
     import torchvision
 
     torch.manual_seed(0)
-    return getattr(torchvision.models, name)(weights=None).eval()
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    if hasattr(model, "heads"):
+        # torchvision zero-initializes the ViT classifier (every logit 0, which any plan matches):
+        # a random head makes the checks compare real outputs.
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+        torch.nn.init.normal_(model.heads.head.bias, std=0.02)
+    return model
 
 
 def export(out_dir, name):
