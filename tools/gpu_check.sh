@@ -20,7 +20,10 @@
 #                                  1, 32, 256 (tools/bench/gpu_vs_torch.py);
 #                               5. ViT-B/16 exported there: the checks of 3 and the benchmark of 4
 #                                  at batch 1, 64, 256;
-#                             and writes $OUT/gpu_report.md and $OUT/gpu_report.json.
+#                             and writes $OUT/gpu_report.md, $OUT/gpu_report.json, the benchmark
+#                             tables and gpu_logs.tar.gz (every section's full log).
+#                             GCOMP_GPU_SECTIONS="sessions small_models ..." runs only those
+#                             sections (with the plan compile and exports they read).
 #   tools/gpu_check.sh pack-triton / run-triton   The Triton backend on the GPU (KIND_GPU instances
 #                             serving cuda plans), with a bundle of its own (gpu_carry_triton/):
 #                             a second lease, or the rest of one (run-triton takes under 7 minutes).
