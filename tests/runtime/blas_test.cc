@@ -303,14 +303,14 @@ TEST(BlasConv, InPlaceResidual) {
   }
 }
 
-// oneDNN's Winograd convolution: f32 3x3 stride-1 layers of >= 64 channels (partial output tiles,
-// odd sizes, bias or not), packed at another batch, against the reference within the fp32
+// oneDNN's Winograd convolution: f32 3x3 stride-1 layers of >= 64 channels and outputs of at least
+// 14x14 (partial output tiles, odd sizes, bias or not), packed at another batch, against the reference within the fp32
 // tolerance; and what it leaves to the direct convolution.
 TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
   const std::vector<ConvCase> cases = {
       {"wino 64->64 14x14 bias relu", true, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
-      {"wino 128->96 7x7 no bias", true, 128, 96, 7, 7, 3, 1, 1, 1, 1, false, false, "none"},
-      {"wino 64->128 9x11 bias", true, 64, 128, 9, 11, 3, 1, 1, 1, 1, true, false, "none"},
+      {"wino 128->96 14x15 no bias", true, 128, 96, 14, 15, 3, 1, 1, 1, 1, false, false, "none"},
+      {"wino 64->128 17x19 bias", true, 64, 128, 17, 19, 3, 1, 1, 1, 1, true, false, "none"},
   };
   // oneDNN 2.6 has Winograd kernels for AVX-512 cores only; elsewhere the entry declines them all.
   const bool avx512 = CpuIsa().rfind("avx512_core", 0) == 0;
@@ -338,6 +338,8 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
       {"NCHW", false, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
       {"group 2", true, 64, 64, 14, 14, 3, 1, 1, 1, 2, true, false, "relu"},
       {"dilation 2", true, 64, 64, 14, 14, 3, 1, 2, 2, 1, true, false, "relu"},
+      {"7x7 output", true, 512, 512, 7, 7, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"13x20 output", true, 64, 64, 13, 20, 3, 1, 1, 1, 1, true, false, "relu"},
   };
   for (const ConvCase& c : declined) {
     Attributes attrs;

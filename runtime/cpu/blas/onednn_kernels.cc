@@ -494,13 +494,15 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
 // oneDNN's Winograd convolution (F(4x4, 3x3) or F(2x2, 3x3) on AVX-512 cores, fp32 only) runs on
 // blocked activations (nChw16c), so the kernel reorders X into that layout and Y back to NHWC
 // around it. It takes f32 NHWC 3x3 stride-1 layers without dilation, groups or residual, of at
-// least 64 input and output channels: on ResNet-50 those ran 1.2-1.6x faster than the direct
-// convolution at batch 8, reorders included, and about as fast at batch 1 (README, "CPU runtime
-// and plans"). Its error is larger than the direct convolution's (transforms in fp32, within the
+// least 64 input and output channels and outputs of at least 14x14: on ResNet-50 those ran
+// 1.2-1.6x faster than the direct convolution at batch 8, reorders included, and about as fast at
+// batch 1 (README, "CPU runtime and plans"); on 7x7 outputs (ResNet-50's last stage: 4 tiles of
+// F(4x4) cover 8x8) it was slower than the direct convolution (4.7 against 3.8 ms at batch 8, 0.69
+// against 0.63-0.66 ms at batch 1, Zen 5, 2 threads). Its error is larger than the direct convolution's (transforms in fp32, within the
 // fp32 tolerance: tests/runtime/blas_test.cc).
 bool WinogradShape(const ConvParams& p) {
   return p.dtype == DType::kF32 && p.wdtype == DType::kF32 && p.nhwc && p.group == 1 && p.kh == 3 && p.kw == 3 &&
-         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64;
+         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64 && p.ho >= 14 && p.wo >= 14;
 }
 
 absl::StatusOr<Design> WinogradDesign(const KernelSpec& spec, const ConvParams& p) {
@@ -582,7 +584,7 @@ class WinogradKernel : public ShapedKernel {
 std::optional<ConvParams> ParseWinograd(const KernelSpec& spec, std::string* why) {
   std::optional<ConvParams> p = ParseConv(spec, why);
   if (p && !WinogradShape(*p)) {
-    *why = "not an f32 NHWC 3x3 stride-1 convolution of >= 64 channels without residual";
+    *why = "not an f32 NHWC 3x3 stride-1 convolution of >= 64 channels and >= 14x14 outputs without residual";
     return std::nullopt;
   }
   return p;
@@ -631,8 +633,9 @@ CpuEntry OneDnnWinogradEntry() {
   e.ops = {"FusedConv"};
   e.params = ConvParamSpecs();
   e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
-                               " Winograd convolution (f32 3x3 stride 1, >= 64 channels, no residual) on blocked "
-                               "activations reordered from and to NHWC, bias + activation as post-ops");
+                               " Winograd convolution (f32 3x3 stride 1, >= 64 channels, >= 14x14 outputs, no "
+                               "residual) on blocked activations reordered from and to NHWC, bias + activation as "
+                               "post-ops");
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
     std::optional<ConvParams> p = ParseWinograd(spec, &why);
