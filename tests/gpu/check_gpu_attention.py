@@ -1,7 +1,8 @@
 """The cuda attention kernels on their own, on a device, against the reference interpreter.
 
-One opset-23 Attention node (plus a residual Add, so that it is not the fp32 output), ViT-B/16's heads (12 of 64, Q/K/V [batch, S, 768]), for sequence lengths
-1, 50, 197 and 256 at batch 3, compiled with `gcomp compile --target cuda`:
+One opset-23 Attention node (plus a residual Add, so that it is not the fp32 output), ViT-B/16's
+heads (12 of 64, Q/K/V [batch, S, 768]), for sequence lengths 1, 50, 197 and 256 at batch 3,
+compiled with `gcomp compile --target cuda`:
   - fp32: the exact kernel, within DESIGN.md's fp32 tolerance;
   - fp16 and bf16: cuda.cudnn.sdpa (cuDNN's fused attention, or its flash fallback where cuDNN's
     support check declines: `bench --json` says which ran), and the flash-attention kernel itself

@@ -304,8 +304,8 @@ TEST(BlasConv, InPlaceResidual) {
 }
 
 // oneDNN's Winograd convolution: f32 3x3 stride-1 layers of >= 64 channels and outputs of at least
-// 14x14 (partial output tiles, odd sizes, bias or not), packed at another batch, against the reference within the fp32
-// tolerance; and what it leaves to the direct convolution.
+// 14x14 (partial output tiles, odd sizes, bias or not), packed at another batch, against the
+// reference within the fp32 tolerance; and what it leaves to the direct convolution.
 TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
   const std::vector<ConvCase> cases = {
       {"wino 64->64 14x14 bias relu", true, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},

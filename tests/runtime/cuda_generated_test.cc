@@ -198,12 +198,7 @@ float ToFloat(DType t, const uint8_t* p) {
   return t == DType::kF16 ? HalfToFloat(h) : BFloat16ToFloat(h);
 }
 
-struct Args {
-  const void* in[4];
-  void* out[2];
-  long long batch;
-  long long total;
-};
+using Args = GeneratedArgs;  // GcompArgs as the host lays them out
 
 // Compiles the generated sources as host C++ and returns the loaded library.
 class HostModule {
@@ -482,18 +477,13 @@ TEST(CudaGeneratedTest, MatchesCpuKernelsWhenEmulatedOnTheHost) {
     ASSERT_TRUE((*cpu_kernel)->Reshape(spec).ok());
     std::vector<void*> outs = {want.data()};
     ASSERT_TRUE((*cpu_kernel)->Run(runtime::RunContext{}, ptrs, outs, {}).ok());
-    // The generated function, on the host.
-    // The arguments as the executor packs them (every operand of the step offered).
+    // The generated function, on the host, with its arguments as the executor packs them (every
+    // operand of the step offered).
     void* out_ptr = got.data();
     auto packed = PackGeneratedArgs(kernels[i], kBatch, WorkItems(kernels[i], runtime::NumElements(c.output.dims)),
                                     ptrs, std::span<void* const>(&out_ptr, 1));
     ASSERT_TRUE(packed.ok()) << packed.status();
-    Args args{};
-    std::copy(std::begin(packed->in), std::end(packed->in), args.in);
-    std::copy(std::begin(packed->out), std::end(packed->out), args.out);
-    args.batch = packed->batch;
-    args.total = packed->total;
-    ASSERT_TRUE(module.Run(kernels[i], args));
+    ASSERT_TRUE(module.Run(kernels[i], *packed));
     EXPECT_EQ(got[out_bytes], 0xcd) << "wrote past the output";
     if (!runtime::IsStorageFloat(c.output.dtype)) {  // integers: exact
       EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.begin() + out_bytes), want);

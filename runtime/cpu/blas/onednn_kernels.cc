@@ -498,11 +498,12 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
 // 1.2-1.6x faster than the direct convolution at batch 8, reorders included, and about as fast at
 // batch 1 (README, "CPU runtime and plans"); on 7x7 outputs (ResNet-50's last stage: 4 tiles of
 // F(4x4) cover 8x8) it was slower than the direct convolution (4.7 against 3.8 ms at batch 8, 0.69
-// against 0.63-0.66 ms at batch 1, Zen 5, 2 threads). Its error is larger than the direct convolution's (transforms in fp32, within the
-// fp32 tolerance: tests/runtime/blas_test.cc).
+// against 0.63-0.66 ms at batch 1, Zen 5, 2 threads). Its error is larger than the direct
+// convolution's (transforms in fp32, within the fp32 tolerance: tests/runtime/blas_test.cc).
 bool WinogradShape(const ConvParams& p) {
   return p.dtype == DType::kF32 && p.wdtype == DType::kF32 && p.nhwc && p.group == 1 && p.kh == 3 && p.kw == 3 &&
-         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64 && p.ho >= 14 && p.wo >= 14;
+         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64 &&
+         p.ho >= 14 && p.wo >= 14;
 }
 
 absl::StatusOr<Design> WinogradDesign(const KernelSpec& spec, const ConvParams& p) {
