@@ -537,15 +537,22 @@ TEST(OwnPool, MaxAndAverageNhwcNchw) {
         PoolAttrs("max", "NHWC", {3, 3}, {2, 2}, {1, 1, 1, 1}));
 }
 
-// NHWC bf16 max pooling in every form (the AVX-512 row included): a channel tail, windows cut by
-// the padding, NaN inputs winning their windows; bit-exact against the reference.
-TEST(OwnPool, Bf16MaxNhwcEveryForm) {
-  Tensor x = Random(DType::kBF16, {2, 13, 11, 70}, 6);
-  for (int64_t i : {5, 700, 7001, 13000}) x.SetF32(i, NAN);
-  ForEachSimdLevel([&] {
-    Check("cpu.pool", "Pool", {In("x", x)}, PoolAttrs("max", "NHWC", {3, 3}, {2, 2}, {1, 1, 1, 1}), /*exact=*/true);
-    Check("cpu.pool", "Pool", {In("x", x)}, PoolAttrs("max", "NHWC", {2, 3}, {1, 2}, {0, 1, 1, 0}), /*exact=*/true);
-  });
+// NHWC bf16 and f32 max pooling in every form (the AVX-512 rows included): a channel tail, windows
+// cut by the padding, NaN inputs winning their windows, rows narrower and wider than the prefetch
+// distance; bit-exact against the reference.
+TEST(OwnPool, MaxNhwcEveryForm) {
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{2, 13, 11, 70}, {1, 6, 29, 16}}) {
+      Tensor x = Random(t, dims, 6);
+      for (int64_t i : {5, 700, 2001, 2700}) x.SetF32(i, NAN);
+      ForEachSimdLevel([&] {
+        Check("cpu.pool", "Pool", {In("x", x)}, PoolAttrs("max", "NHWC", {3, 3}, {2, 2}, {1, 1, 1, 1}),
+              /*exact=*/true);
+        Check("cpu.pool", "Pool", {In("x", x)}, PoolAttrs("max", "NHWC", {2, 3}, {1, 2}, {0, 1, 1, 0}),
+              /*exact=*/true);
+      });
+    }
+  }
 }
 
 TEST(OwnPool, OneDimensionalAsUnitHeight) {
