@@ -456,6 +456,17 @@ TEST(OwnTranspose, Permutations) {
   Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF32, {1, 1, 5}, 7))}, Perm({2, 0, 1}), true);
 }
 
+// NCHW images of 2 to 4 channels into NHWC (the interleaving form), 4- and 2-byte elements, rows
+// longer than one of its chunks, and 5 channels (the tiled form) beside them.
+TEST(OwnTranspose, FewRowsInterleaved) {
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (int64_t c : {2, 3, 4, 5}) {
+      Check("cpu.transpose", "Transpose", {In("x", Random(t, {2, c, 70, 61}, 8))}, Perm({0, 2, 3, 1}), true);
+    }
+    Check("cpu.transpose", "Transpose", {In("x", Random(t, {3, 5000}, 9))}, Perm({1, 0}), true);
+  }
+}
+
 TEST(OwnTranspose, OtherDTypes) {
   Check("cpu.transpose", "Transpose", {In("x", Random(DType::kI64, {3, 40, 5}, 1))}, Perm({2, 0, 1}), true);
   Check("cpu.transpose", "Transpose", {In("x", Random(DType::kF16, {2, 16, 5, 5}, 2))}, Perm({0, 2, 3, 1}), true);

@@ -109,6 +109,56 @@ void TiledTranspose(const TransposePlan& p, const T* src, T* dst, int threads) {
   }
 }
 
+// [outer, NB, na] -> [outer, na, NB] for a handful of rows (an image's NCHW channels into NHWC
+// pixels): NB rows read in step, each output pixel written whole. The tiled form spends a 32x3
+// tile's bookkeeping on every 96 elements; this one runs ResNet-50's input at batch 8 in a third
+// of its time (README, "CPU runtime and plans").
+template <typename T, int NB>
+void InterleaveRows(const T* src, T* dst, int64_t outer, int64_t na, int threads) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (na + kChunk - 1) / kChunk, tasks = outer * chunks;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && tasks > 1)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t o = t / chunks, a0 = (t % chunks) * kChunk, a1 = std::min(na, a0 + kChunk);
+    const T* s = src + o * NB * na;
+    T* d = dst + o * NB * na;
+    for (int64_t a = a0; a < a1; ++a) {
+      for (int b = 0; b < NB; ++b) d[a * NB + b] = s[b * na + a];
+    }
+  }
+}
+
+// Whether RunTranspose takes InterleaveRows: the last two axes swapped, 2 to 4 rows, 2- or 4-byte
+// elements.
+bool Interleaves(const TransposePlan& p) {
+  const int64_t r = static_cast<int64_t>(p.in_dims.size());
+  if (r < 2 || (p.es != 2 && p.es != 4) || p.total == 0) return false;
+  for (int64_t k = 0; k + 2 < r; ++k) {
+    if (p.perm[k] != k) return false;
+  }
+  return p.perm[r - 1] == r - 2 && p.perm[r - 2] == r - 1 && p.in_dims[r - 2] >= 2 && p.in_dims[r - 2] <= 4;
+}
+
+template <typename T>
+bool Interleave(const TransposePlan& p, const T* src, T* dst, int threads) {
+  if (!Interleaves(p)) return false;
+  const int64_t r = static_cast<int64_t>(p.in_dims.size());
+  const int64_t nb = p.in_dims[r - 2], na = p.in_dims[r - 1], outer = p.total / (nb * na);
+  switch (nb) {
+    case 2:
+      InterleaveRows<T, 2>(src, dst, outer, na, threads);
+      return true;
+    case 3:
+      InterleaveRows<T, 3>(src, dst, outer, na, threads);
+      return true;
+    case 4:
+      InterleaveRows<T, 4>(src, dst, outer, na, threads);
+      return true;
+    default:
+      return false;
+  }
+}
+
 void RunTranspose(const TransposePlan& p, const uint8_t* src, uint8_t* dst, int threads) {
   const int64_t r = static_cast<int64_t>(p.in_dims.size());
   if (p.total == 0) return;
@@ -138,9 +188,11 @@ void RunTranspose(const TransposePlan& p, const uint8_t* src, uint8_t* dst, int 
       TiledTranspose(p, src, dst, threads);
       break;
     case 2:
+      if (Interleave(p, reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(dst), threads)) break;
       TiledTranspose(p, reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(dst), threads);
       break;
     case 4:
+      if (Interleave(p, reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), threads)) break;
       TiledTranspose(p, reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), threads);
       break;
     default:
@@ -320,12 +372,12 @@ CpuEntry TransposeEntry() {
   e.id = "cpu.transpose";
   e.ops = {"Transpose"};
   e.params = {{"perm", AttrType::kInts}};
-  e.description = "transpose: unit dims dropped, adjacent axes merged, memcpy runs or 32x32 tiles";
+  e.description = "transpose: unit dims dropped, adjacent axes merged, memcpy runs, 2-4 rows interleaved or 32x32 tiles";
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::optional<TransposePlan> p = ResolveTranspose(spec);
     if (!p) return std::nullopt;
     return absl::StrCat("own transpose: collapsed to dims [", absl::StrJoin(p->in_dims, ","), "] perm [",
-                        absl::StrJoin(p->perm, ","), "]");
+                        absl::StrJoin(p->perm, ","), "]", Interleaves(*p) ? ", rows interleaved" : "");
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::optional<TransposePlan> p = ResolveTranspose(spec);
