@@ -1,6 +1,7 @@
 #include "graph/graph.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -168,6 +169,30 @@ absl::Status Graph::TopologicalSort() {
   std::vector<std::unique_ptr<Node>> sorted;
   sorted.reserve(nodes_.size());
   for (size_t i : order) sorted.push_back(std::move(nodes_[i]));
+  nodes_ = std::move(sorted);
+  return absl::OkStatus();
+}
+
+absl::Status Graph::Reorder(const std::vector<Node*>& order) {
+  if (order.size() != nodes_.size()) {
+    return absl::InternalError(absl::StrCat("reorder: ", order.size(), " nodes for a graph of ", nodes_.size()));
+  }
+  std::map<const Node*, size_t> owned;
+  for (size_t i = 0; i < nodes_.size(); ++i) owned[nodes_[i].get()] = i;
+  std::set<const Node*> placed;
+  for (const Node* n : order) {
+    if (!owned.count(n) || placed.count(n)) return absl::InternalError("reorder: not a permutation of the graph's nodes");
+    for (const Value* in : n->inputs) {
+      if (in && in->producer && !placed.count(in->producer)) {
+        return absl::InternalError(absl::StrCat("reorder: ", n->Describe(), " before the producer of its input '",
+                                                in->name, "'"));
+      }
+    }
+    placed.insert(n);
+  }
+  std::vector<std::unique_ptr<Node>> sorted;
+  sorted.reserve(nodes_.size());
+  for (const Node* n : order) sorted.push_back(std::move(nodes_[owned[n]]));
   nodes_ = std::move(sorted);
   return absl::OkStatus();
 }

@@ -87,6 +87,9 @@ class Graph {
   void SetInput(Node* node, size_t index, Value* v);
   // Restores topological order (stable: keeps the existing order where it is already valid).
   absl::Status TopologicalSort();
+  // Puts the nodes in `order`: a permutation of nodes() in which every node comes after the
+  // producers of its inputs (error otherwise, and the order is unchanged).
+  absl::Status Reorder(const std::vector<Node*>& order);
   // Drops values that no node, input or output refers to.
   void RemoveUnusedValues();
   // A node name not used yet, derived from `base`.

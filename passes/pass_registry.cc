@@ -25,6 +25,7 @@ const std::vector<PassInfo>& AllPasses() {
       {"lower-fp8", LowerFp8, "FusedGemms with fp8 operands read e4m3 bytes where the target has an fp8 GEMM kernel"},
       {"lower-gemm", LowerGemm, "records whether each FusedGemm activation is a fused epilogue on the target"},
       {"assign-precision", AssignPrecision, "storage precision per node for --precision/--keep-fp32, with casts"},
+      {"schedule-late", ScheduleLate, "each node just before its first reader"},
   };
   return kPasses;
 }

@@ -25,5 +25,6 @@ absl::StatusOr<bool> FoldAttentionLayout(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerGemm(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> LowerFp8(Graph& g, const PassContext& ctx);
 absl::StatusOr<bool> AssignPrecision(Graph& g, const PassContext& ctx);
+absl::StatusOr<bool> ScheduleLate(Graph& g, const PassContext& ctx);
 
 }  // namespace gcomp::passes

@@ -52,6 +52,7 @@ const std::vector<Entry> kO3 = {
 const std::vector<Entry> kEpilogues = {
     {"lower-fp8", "fp8 GEMMs read e4m3 bytes and scales where the target has an fp8 GEMM kernel"},
     {"lower-gemm", "epilogues by target: cuBLASLt GELU is the tanh form, taken only in fp16/bf16"},
+    {"schedule-late", "each node just before its first reader: a residual branch's output is read back from cache"},
 };
 
 }  // namespace

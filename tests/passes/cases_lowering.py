@@ -195,3 +195,25 @@ def _():
 def _():
     # The cpu target has no approximate GELU epilogue: the model's erf GELU stays in fp16 too.
     return mlp("none")
+
+
+# ---- schedule-late ---------------------------------------------------------------------------
+
+@case("schedule_late_bottleneck_downsample", "fuse-conv,layout-nhwc,lower-conv,dce,schedule-late",
+      {"FusedGemm": 3, "FusedConv": 1}, options=tgt("cpu"))
+def _():
+    # A bottleneck block as exporters order it, downsample first: the downsample GEMM runs just before
+    # the conv3 GEMM that adds it (order checked by tests/passes/schedule_late_test.cc); same values.
+    nodes = [conv("x", "wd", "d", "down", 1, b="bd"),
+             conv("x", "w1", "c1", "conv1", 1, b="b1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             conv("r1", "w2", "c2", "conv2", 3, pad=1, b="b2"),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             conv("r2", "w3", "c3", "conv3", 1, b="b3"),
+             helper.make_node("Add", ["c3", "d"], ["s"], name="residual"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu3")]
+    inits = [weights("wd", [16, 8, 1, 1], 1), weights("w1", [4, 8, 1, 1], 2), weights("w2", [4, 4, 3, 3], 3),
+             weights("w3", [16, 4, 1, 1], 4)]
+    inits += [const(b, np.linspace(-0.1, 0.1, n).astype(np.float32))
+              for b, n in (("bd", 16), ("b1", 4), ("b2", 4), ("b3", 16))]
+    return model(nodes, [("x", ["batch", 8, 6, 6])], [("y", ["batch", 16, 6, 6])], inits)
