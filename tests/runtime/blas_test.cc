@@ -353,6 +353,65 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
   EXPECT_FALSE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, bf16, "bf16")) << "bf16";
 }
 
+// The bf16 Winograd F(2x2, 3x3): bf16 3x3 stride-1 layers of >= 128 channels and 40-800 output
+// tiles per image, at batches giving 160-800 tiles (the transforms) and below (the direct
+// convolution the same step runs then): odd sizes (partial tiles), channel tails, padding 0 and 1,
+// bias or not, ReLU or none, packed at another batch, 1 and 2 threads, against the reference within
+// the bf16 tolerance; and what it declines.
+TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
+  struct Case {
+    ConvCase conv;
+    int64_t batch;
+  };
+  const std::vector<Case> cases = {
+      {{"256->256 14x14 bias relu, 196 tiles", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 4},
+      {{"144->136 13x15 no bias, 224 tiles", true, 144, 136, 13, 15, 3, 1, 1, 1, 1, false, false, "none"}, 4},
+      {{"136->144 16x16 pad 0 bias, 196 tiles", true, 136, 144, 16, 16, 3, 1, 0, 1, 1, true, false, "none"}, 4},
+      {{"128->128 28x28 bias relu, 196 tiles", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 1},
+      {{"256->256 14x14 at 49 tiles: direct", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 1},
+      {{"128->128 28x28 at 980 tiles: direct", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 5},
+  };
+  const bool bf16_dots = own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
+  Options bf16;
+  bf16.dtype = DType::kBF16;
+  for (const Case& c : cases) {
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c.conv, c.batch, DType::kBF16, &attrs);
+    if (!bf16_dots) {
+      EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, bf16, c.conv.what)) << c.conv.what;
+      continue;
+    }
+    for (int threads : {1, 2}) {
+      for (int64_t pack_batch : {int64_t{0}, int64_t{8}}) {
+        Options o = bf16;
+        o.threads = threads;
+        o.pack = true;
+        o.pack_batch = pack_batch;
+        EXPECT_TRUE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, o, c.conv.what)) << c.conv.what;
+      }
+    }
+  }
+  const std::vector<ConvCase> declined = {
+      {"3x3 s2", true, 256, 256, 14, 14, 3, 2, 1, 1, 1, true, false, "relu"},
+      {"residual", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, true, "relu"},
+      {"64 channels", true, 64, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"NCHW", false, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"group 2", true, 256, 256, 14, 14, 3, 1, 1, 1, 2, true, false, "relu"},
+      {"dilation 2", true, 256, 256, 14, 14, 3, 1, 2, 2, 1, true, false, "relu"},
+      {"7x7 output: 16 tiles per image", true, 512, 512, 7, 7, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"clip", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "clip"},
+      {"5x5", true, 128, 128, 14, 14, 5, 1, 2, 1, 1, true, false, "relu"},
+  };
+  for (const ConvCase& c : declined) {
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 4, DType::kBF16, &attrs);
+    EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, bf16, c.what)) << c.what;
+  }
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(cases[0].conv, 4, DType::kF32, &attrs);
+  EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, Options(), "f32")) << "f32";
+}
+
 TEST(BlasConv, ReducedPrecisionStorage) {
   for (DType t : {DType::kBF16, DType::kF16}) {
     for (const char* id : kConvIds) {
