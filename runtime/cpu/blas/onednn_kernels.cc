@@ -594,38 +594,38 @@ std::optional<ConvParams> ParseWinograd(const KernelSpec& spec, std::string* why
 }
 
 // ---- bf16 Winograd --------------------------------------------------------------------------
-// oneDNN has no bf16 Winograd convolution. This one is F(2x2, 3x3): the input transform
-// (own/winograd_avx512.cc) writes V [16][T][C] in bf16, one batched oneDNN matmul multiplies each of
-// the 16 points by the transformed weights U [16][C][K] (bf16, made once per session from the
-// plan's plain weights) into f32 M [16][T][K], and the output transform adds bias, applies the
-// activation and writes NHWC bf16: 2.25x fewer products than the direct convolution, more memory
-// traffic (V and M). It takes bf16 NHWC 3x3 stride-1 layers without dilation, groups or residual,
-// of at least 128 input and output channels, with no activation or ReLU, and runs the transform
-// only at batches that give it kMinTiles..kMaxTiles tiles; at the others the same step runs oneDNN's
-// direct convolution (the step's reason names the batches). ResNet-50 bf16, per layer against the
-// direct convolution (Zen 5, 2 threads): 14x14 x 256 at batch 8 (392 tiles) 0.78-0.81x the time,
-// at batch 1 (49 tiles) 1.11-1.16x; 28x28 x 128 at batch 1 (196 tiles) 0.79-0.88x, at batch 8
-// (1568 tiles) 0.94-1.05x; 7x7 x 512 at batch 8 (128 tiles) 0.95-1.04x, at batch 1 (16 tiles)
-// 2.1x; 56x56 x 64: 1.06-1.58x. Its error: V and U rounded to bf16 after the transforms (within
-// the bf16 tolerance: tests/runtime/blas_test.cc).
-constexpr int64_t kMinTiles = 160, kMaxTiles = 800;
-// Layers with fewer tiles per image (7x7 outputs: 16) take the direct convolution: at batch 8 they
-// gained nothing and at batch 1 they took twice the time.
-constexpr int64_t kMinTilesPerImage = 40;
+// oneDNN has no bf16 Winograd convolution. This one is F(2x2, 3x3), in blocks of up to
+// kBlockTiles output tiles: the input transform (own/winograd_avx512.cc) writes the block's V
+// [16][tiles][C] in bf16, one batched oneDNN matmul multiplies each of the 16 points by the
+// transformed weights U [16][C][K] (bf16, made once per session from the plan's plain weights)
+// into f32 M [16][tiles][K], and the output transform adds bias, applies the activation and writes
+// NHWC bf16: 2.25x fewer products than the direct convolution, and V and M stay in cache. It takes
+// bf16 NHWC 3x3 stride-1 layers without dilation, groups or residual, of at least 64 input and
+// output channels and kMinTilesPerImage 2x2 output tiles per image, with no activation or ReLU, and
+// transforms at batches that give at least kMinTiles tiles; below, the same step runs oneDNN's
+// direct convolution (the step's reason names the batches). ResNet-50 bf16 per layer, direct ->
+// Winograd (Zen 5, 2 threads, medians of 3 rounds): batch 8: 56x56x64 1.96-2.09 -> 1.53-1.61 ms,
+// 28x28x128 1.86-1.92 -> 1.29-1.31, 14x14x256 1.77-1.95 -> 1.23-1.29; batch 1: 56x56x64
+// 0.255-0.261 -> 0.223-0.228, 28x28x128 0.242-0.249 -> 0.188-0.194 (14x14 at batch 1: 49 tiles,
+// direct). Unblocked (V and M for all tiles at once) the 28x28 and 56x56 layers at batch 8 were no
+// faster than direct (0.94-1.58x); blocks of 800 tiles ran like 400 at batch 8 and slower at batch 1;
+// 7x7 outputs (16 tiles per image) at batch 1 took twice the direct time. Its error: V and U rounded
+// to bf16 after the transforms (within the bf16 tolerance: tests/runtime/blas_test.cc).
+constexpr int64_t kMinTiles = 160, kBlockTiles = 400, kMinTilesPerImage = 40;
 
 int64_t WinogradTilesPerImage(const ConvParams& p) { return ((p.ho + 1) / 2) * ((p.wo + 1) / 2); }
 
 bool WinogradBf16Shape(const ConvParams& p) {
   return p.dtype == DType::kBF16 && p.wdtype == DType::kBF16 && p.nhwc && p.group == 1 && p.kh == 3 && p.kw == 3 &&
-         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 128 && p.cout >= 128 &&
-         WinogradTilesPerImage(p) >= kMinTilesPerImage && WinogradTilesPerImage(p) <= kMaxTiles && (p.epi.act == Activation::kNone || p.epi.act == Activation::kRelu) &&
+         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64 &&
+         WinogradTilesPerImage(p) >= kMinTilesPerImage && (p.epi.act == Activation::kNone || p.epi.act == Activation::kRelu) &&
          own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
 }
 
 std::optional<ConvParams> ParseWinogradBf16(const KernelSpec& spec, std::string* why) {
   std::optional<ConvParams> p = ParseConv(spec, why);
   if (p && !WinogradBf16Shape(*p)) {
-    *why = "not a bf16 NHWC 3x3 stride-1 convolution of >= 128 channels and 40-800 2x2 output tiles per image "
+    *why = "not a bf16 NHWC 3x3 stride-1 convolution of >= 64 channels and >= 40 2x2 output tiles per image "
            "without residual, with no activation or ReLU, on a CPU with AVX512-BF16";
     return std::nullopt;
   }
@@ -678,27 +678,42 @@ class WinogradBf16Kernel : public ShapedKernel {
     }
     std::vector<uint16_t> ub(u.size());
     StoreF32(DType::kBF16, u.data(), reinterpret_cast<uint8_t*>(ub.data()), static_cast<int64_t>(u.size()));
+    // Blocks of at most kBlockTiles tiles, as even as possible: one matmul per block size.
+    const int64_t blocks = (g_.count + kBlockTiles - 1) / kBlockTiles;
+    block_ = (g_.count + blocks - 1) / blocks;
+    const int64_t last = g_.count - (blocks - 1) * block_;
     try {
       SetThreads(threads_);
-      const memory::desc src({16, g_.count, c_}, dt::bf16, tag::abc);
-      const memory::desc dst({16, g_.count, k_}, dt::f32, tag::abc);
       const memory::desc plain_u({16, c_, k_}, dt::bf16, tag::abc);
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, memory::desc({16, c_, k_}, dt::bf16, tag::any), dst),
-                                      Engine());
-      impl_ = pd.impl_info_str();
-      u_ = AlignedArray<uint8_t>(pd.weights_desc().get_size());
-      v_ = AlignedArray<uint8_t>(src.get_size());
-      m_ = AlignedArray<uint8_t>(dst.get_size());
+      auto make = [&](int64_t rows) {
+        return dnnl::matmul::primitive_desc(
+            dnnl::matmul::desc(memory::desc({16, rows, c_}, dt::bf16, tag::abc),
+                               memory::desc({16, c_, k_}, dt::bf16, tag::any),
+                               memory::desc({16, rows, k_}, dt::f32, tag::abc)),
+            Engine());
+      };
+      dnnl::matmul::primitive_desc full = make(block_), tail = make(last);
+      if (full.weights_desc() != tail.weights_desc()) {
+        return absl::InternalError(absl::StrCat("node '", spec.name, "': Winograd blocks of ", block_, " and ", last,
+                                                " tiles want different weight layouts"));
+      }
+      u_ = AlignedArray<uint8_t>(full.weights_desc().get_size());
+      v_ = AlignedArray<uint8_t>(static_cast<size_t>(16 * block_ * c_ * 2));
+      m_ = AlignedArray<uint8_t>(static_cast<size_t>(16 * block_ * k_ * 4));
       if (!u_ || !v_ || !m_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': buffers"));
       dnnl::stream s(Engine());
-      memory from(plain_u, Engine(), ub.data()), to(pd.weights_desc(), Engine(), u_.data());
+      memory from(plain_u, Engine(), ub.data()), to(full.weights_desc(), Engine(), u_.data());
       dnnl::reorder(from, to).execute(s, from, to);
       s.wait();
       stream_ = dnnl::stream(Engine());
-      prim_ = dnnl::matmul(pd);
-      args_ = {{DNNL_ARG_SRC, memory(src, Engine(), v_.data())},
-               {DNNL_ARG_WEIGHTS, memory(pd.weights_desc(), Engine(), u_.data())},
-               {DNNL_ARG_DST, memory(dst, Engine(), m_.data())}};
+      for (const dnnl::matmul::primitive_desc* pd : {&full, &tail}) {
+        Block b;
+        b.prim = dnnl::matmul(*pd);
+        b.args = {{DNNL_ARG_SRC, memory(pd->src_desc(), Engine(), v_.data())},
+                  {DNNL_ARG_WEIGHTS, memory(pd->weights_desc(), Engine(), u_.data())},
+                  {DNNL_ARG_DST, memory(pd->dst_desc(), Engine(), m_.data())}};
+        matmuls_.push_back(std::move(b));
+      }
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("node '", spec.name, "': oneDNN: ", e.what()));
     }
@@ -712,39 +727,46 @@ class WinogradBf16Kernel : public ShapedKernel {
     if (has_bias_) LoadF32(DType::kBF16, inputs[kBiasInput], bias_.data(), k_);
     auto* v = reinterpret_cast<uint16_t*>(v_.data());
     const auto* m = reinterpret_cast<const float*>(m_.data());
-    const int64_t chunks = std::min<int64_t>(g_.count, 64 * threads_);
+    for (int64_t base = 0; base < g_.count; base += block_) {
+      const int64_t rows = std::min(block_, g_.count - base);
+      const int64_t parts = std::min<int64_t>(rows, 16 * threads_);
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
-    for (int64_t i = 0; i < chunks; ++i) {
-      own::avx512::WinogradInputTiles(g_, x, c_, g_.count * i / chunks, g_.count * (i + 1) / chunks, v);
-    }
-    try {
-      SetThreads(threads_);
-      prim_.execute(stream_, args_);
-      stream_.wait();
-    } catch (const dnnl::error& e) {
-      return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
-    }
+      for (int64_t i = 0; i < parts; ++i) {
+        own::avx512::WinogradInputTiles(g_, x, c_, base, rows, base + rows * i / parts, base + rows * (i + 1) / parts,
+                                        v);
+      }
+      try {
+        SetThreads(threads_);
+        Block& b = matmuls_[rows == block_ ? 0 : 1];
+        b.prim.execute(stream_, b.args);
+        stream_.wait();
+      } catch (const dnnl::error& e) {
+        return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
+      }
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
-    for (int64_t i = 0; i < chunks; ++i) {
-      own::avx512::WinogradOutputTiles(g_, m, k_, g_.count * i / chunks, g_.count * (i + 1) / chunks,
-                                       has_bias_ ? bias_.data() : nullptr, relu_, y);
+      for (int64_t i = 0; i < parts; ++i) {
+        own::avx512::WinogradOutputTiles(g_, m, k_, base, rows, base + rows * i / parts,
+                                         base + rows * (i + 1) / parts, has_bias_ ? bias_.data() : nullptr, relu_, y);
+      }
     }
     return absl::OkStatus();
   }
 
-  const std::string& impl() const { return impl_; }
-
  private:
-  std::string name_, impl_;
+  std::string name_;
   int threads_ = 1;
   int64_t c_ = 0, k_ = 0;
   bool relu_ = false, has_bias_ = false;
+  struct Block {
+    dnnl::matmul prim;
+    std::unordered_map<int, memory> args;
+  };
   own::avx512::WinogradTiles g_;
+  int64_t block_ = 0;  // tiles per block (the last may have fewer)
   std::vector<float> bias_;
-  AlignedArray<uint8_t> u_, v_, m_;
+  AlignedArray<uint8_t> u_, v_, m_;  // U for the matmuls; V and M for one block
   dnnl::stream stream_;
-  dnnl::matmul prim_;
-  std::unordered_map<int, memory> args_;
+  std::vector<Block> matmuls_;  // [0]: a full block, [1]: the last
 };
 
 }  // namespace
@@ -755,10 +777,10 @@ CpuEntry OneDnnWinogradBf16Entry() {
   e.ops = {"FusedConv"};
   e.params = ConvParamSpecs();
   e.description = absl::StrCat(
-      "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 128 channels, 40-800 tiles per image, no residual, none or ReLU) "
-      "at batches giving ",
-      kMinTiles, "-", kMaxTiles, " tiles: own AVX-512 transforms around one batched oneDNN ", dnnl_version()->major, ".",
-      dnnl_version()->minor, " bf16 matmul over the 16 points; oneDNN's direct convolution at other batches");
+      "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= 40 tiles per image, no residual, none or ReLU) "
+      "at batches giving >= ",
+      kMinTiles, " tiles: own AVX-512 transforms around a batched oneDNN ", dnnl_version()->major, ".",
+      dnnl_version()->minor, " bf16 matmul over the 16 points per block of tiles; oneDNN's direct convolution below");
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
     std::optional<ConvParams> p = ParseWinogradBf16(spec, &why);
@@ -766,19 +788,18 @@ CpuEntry OneDnnWinogradBf16Entry() {
     // The batches up to this spec's (the plan's largest) at which the transform runs. A session
     // accepts the step at every batch, so whether it does cannot depend on the batch.
     const int64_t per = WinogradTilesPerImage(*p);
-    const int64_t lo = std::max<int64_t>(1, (kMinTiles + per - 1) / per), hi = std::min(p->n, kMaxTiles / per);
+    const int64_t lo = (kMinTiles + per - 1) / per;
     absl::StatusOr<Design> d = ConvDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
     const std::string direct = absl::StrCat("oneDNN convolution ", d->pd.impl_info_str());
-    if (lo > hi) {
-      return absl::StrCat("bf16 Winograd F(2x2, 3x3) at batch ", lo, "-", kMaxTiles / per, " (", per,
-                          " tiles per image), so at this plan's batch", p->n > 1 ? absl::StrCat("es 1-", p->n) : " 1",
-                          ": ", direct, " (", DescribeConv(*p), ")");
+    const std::string head = absl::StrCat("bf16 Winograd F(2x2, 3x3) in blocks of <= ", kBlockTiles, " tiles (", per,
+                                          " per image) at batch >= ", lo);
+    if (lo > p->n) {
+      return absl::StrCat(head, ", so at this plan's batch", p->n > 1 ? absl::StrCat("es 1-", p->n) : " 1", ": ",
+                          direct, " (", DescribeConv(*p), ")");
     }
-    return absl::StrCat("bf16 Winograd F(2x2, 3x3) at batch ", lo == hi ? absl::StrCat(lo) : absl::StrCat(lo, "-", hi),
-                        " (", per, " tiles per image), own AVX-512 transforms, batched oneDNN matmul",
-                        lo > 1 || hi < p->n ? absl::StrCat("; other batches: ", direct) : "", " (", DescribeConv(*p),
-                        ")");
+    return absl::StrCat(head, ": own AVX-512 transforms, batched oneDNN matmul",
+                        lo > 1 ? absl::StrCat("; batch 1-", lo - 1, ": ", direct) : "", " (", DescribeConv(*p), ")");
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
@@ -793,7 +814,7 @@ CpuEntry OneDnnWinogradBf16Entry() {
     std::optional<ConvParams> p = ParseWinogradBf16(spec, &why);
     if (!p) return Declined(spec, why);
     const int64_t tiles = p->n * WinogradTilesPerImage(*p);
-    if (tiles < kMinTiles || tiles > kMaxTiles) {  // this batch: the direct convolution, as the reason says
+    if (tiles < kMinTiles) {  // this batch: the direct convolution, as the reason says
       SetThreads(spec.threads);
       ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
       return MakeKernel(spec, *p, d, 1.0f);

@@ -8,8 +8,9 @@
 
 namespace gcomp::cpu::own::avx512 {
 
-void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, int64_t t0, int64_t t1, uint16_t* v) {
-  const int64_t plane = g.count * c;  // one Winograd point's [T][c]
+void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, int64_t base, int64_t rows, int64_t t0,
+                        int64_t t1, uint16_t* v) {
+  const int64_t plane = rows * c;  // one Winograd point's [rows][c]
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t n = t / (g.th * g.tw), ty = (t / g.tw) % g.th, tx = t % g.tw;
     const int64_t y0 = 2 * ty - g.pt, x0 = 2 * tx - g.pl;
@@ -37,7 +38,7 @@ void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, in
         r[2][j] = _mm512_sub_ps(d[2][j], d[1][j]);
         r[3][j] = _mm512_sub_ps(d[1][j], d[3][j]);
       }
-      uint16_t* out = v + t * c + c0;
+      uint16_t* out = v + (t - base) * c + c0;
       for (int i = 0; i < 4; ++i) {
         StoreBf16(out + (i * 4 + 0) * plane, m, _mm512_sub_ps(r[i][0], r[i][2]));
         StoreBf16(out + (i * 4 + 1) * plane, m, _mm512_add_ps(r[i][1], r[i][2]));
@@ -48,9 +49,9 @@ void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, in
   }
 }
 
-void WinogradOutputTiles(const WinogradTiles& g, const float* m, int64_t k, int64_t t0, int64_t t1, const float* bias,
-                         bool relu, uint16_t* y) {
-  const int64_t plane = g.count * k;
+void WinogradOutputTiles(const WinogradTiles& g, const float* m, int64_t k, int64_t base, int64_t rows, int64_t t0,
+                         int64_t t1, const float* bias, bool relu, uint16_t* y) {
+  const int64_t plane = rows * k;
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t n = t / (g.th * g.tw), ty = (t / g.tw) % g.th, tx = t % g.tw;
     const int64_t oy = 2 * ty, ox = 2 * tx;
@@ -58,7 +59,7 @@ void WinogradOutputTiles(const WinogradTiles& g, const float* m, int64_t k, int6
     uint16_t* out = y + ((n * g.ho + oy) * g.wo + ox) * k;
     for (int64_t k0 = 0; k0 < k; k0 += 16) {
       const __mmask16 lanes = Lanes(k - k0);
-      const float* in = m + t * k + k0;
+      const float* in = m + (t - base) * k + k0;
       __m512 p[4][4];
       for (int i = 0; i < 4; ++i) {
         for (int j = 0; j < 4; ++j) p[i][j] = _mm512_maskz_loadu_ps(lanes, in + (i * 4 + j) * plane);

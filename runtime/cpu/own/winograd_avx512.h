@@ -5,7 +5,8 @@
 //
 // Tiles: output rows 2ty, 2ty+1 and columns 2tx, 2tx+1 of image n are tile t = (n*th + ty)*tw + tx;
 // its 4x4 input window starts at row 2ty - pt, column 2tx - pl (zeros outside the image).
-// Winograd-domain arrays are [16][T][channels], point xi*4 + nu first.
+// Winograd-domain arrays hold a block of `rows` tiles from tile `base` as [16][rows][channels],
+// point xi*4 + nu first, tile t at row t - base; a call handles the tiles [t0, t1) of the block.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +19,13 @@ struct WinogradTiles {
   int64_t th = 0, tw = 0, count = 0;     // tiles per column / row, tiles in all (T)
 };
 
-// V[.][t][0, c) = B^T d B of tiles [t0, t1) of the NHWC bf16 input x with c channels, rounded to bf16.
-void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, int64_t t0, int64_t t1, uint16_t* v);
+// V = B^T d B of tiles [t0, t1) of the NHWC bf16 input x with c channels, rounded to bf16.
+void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, int64_t base, int64_t rows, int64_t t0,
+                        int64_t t1, uint16_t* v);
 
-// The NHWC bf16 output y (k channels) of tiles [t0, t1) from the f32 products m [16][T][k]: A^T M A,
+// The NHWC bf16 output y (k channels) of tiles [t0, t1) from their f32 products m: A^T M A,
 // plus bias (f32 [k], or null), then max(0, .) where relu, rounded to bf16.
-void WinogradOutputTiles(const WinogradTiles& g, const float* m, int64_t k, int64_t t0, int64_t t1, const float* bias,
-                         bool relu, uint16_t* y);
+void WinogradOutputTiles(const WinogradTiles& g, const float* m, int64_t k, int64_t base, int64_t rows, int64_t t0,
+                         int64_t t1, const float* bias, bool relu, uint16_t* y);
 
 }  // namespace gcomp::cpu::own::avx512
