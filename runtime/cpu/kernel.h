@@ -39,6 +39,17 @@ class ShapedKernel {
   // optional input; constants point into the plan's weight section); their dims are those of the
   // spec the kernel was created with.
   virtual absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) = 0;
+  // Scratch that Run needs only while it runs (transformed or reordered activations): the session
+  // lends it from one workspace block that every step shares (64-byte aligned), so it is not held
+  // once per step. 0: none.
+  virtual int64_t WorkspaceBytes() const { return 0; }
+  // Run with `workspace` (at least WorkspaceBytes() bytes, 64-byte aligned). A kernel that needs
+  // none runs Run; one that does runs Run on a block of its own when called without one.
+  virtual absl::Status RunWithWorkspace(std::span<const void* const> inputs, std::span<void* const> outputs,
+                                        std::span<uint8_t> workspace) {
+    (void)workspace;
+    return Run(inputs, outputs);
+  }
 };
 
 struct CpuEntry {
@@ -54,6 +65,9 @@ struct CpuEntry {
   std::function<absl::StatusOr<std::unique_ptr<ShapedKernel>>(const KernelSpec&)> create;
 };
 
+// n rounded up to a whole number of 64-byte lines.
+inline size_t Align64(size_t n) { return (n + 63) / 64 * 64; }
+
 // Kernel-owned memory of n zeroed T at a 64-byte boundary, for buffers that tile or vector loads
 // read in whole cache lines (weights reordered at create, scratch): a large malloc block starts
 // 16 bytes past one, and every 64-byte row loaded from it would span two lines.
@@ -62,7 +76,7 @@ class AlignedArray {
  public:
   AlignedArray() = default;
   explicit AlignedArray(size_t n) : n_(n) {
-    const size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+    const size_t bytes = Align64(n * sizeof(T));
     p_.reset(static_cast<T*>(std::aligned_alloc(64, bytes > 0 ? bytes : 64)));
     if (p_) std::memset(static_cast<void*>(p_.get()), 0, bytes);
   }

@@ -30,13 +30,17 @@ class PerBatchKernel : public runtime::Kernel {
       it = instances_.emplace(std::move(key), std::move(*k)).first;
     }
     current_ = it->second.get();
-    return 0;
+    return current_->WorkspaceBytes();
   }
 
   absl::Status Run(const runtime::RunContext&, std::span<const void* const> inputs, std::span<void* const> outputs,
-                   std::span<uint8_t>) override {
+                   std::span<uint8_t> workspace) override {
     if (!current_) return absl::InternalError("kernel run before Reshape");
-    return current_->Run(inputs, outputs);
+    if (workspace.size() < static_cast<size_t>(current_->WorkspaceBytes())) {
+      return absl::InternalError(absl::StrCat("kernel '", entry_.id, "' needs ", current_->WorkspaceBytes(),
+                                              " workspace bytes, given ", workspace.size()));
+    }
+    return current_->RunWithWorkspace(inputs, outputs, workspace);
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "runtime/cpu/blas/entries.h"
@@ -67,6 +68,9 @@ struct Options {
   int64_t pack_batch = 0;  // 0: pack at the run's batch
   bool in_place = false;   // output 0 overwrites input 3 (the residual)
   int threads = 2;
+  // Whether the kernel takes scratch from the session's workspace (WorkspaceBytes() > 0); unset: not
+  // checked.
+  std::optional<bool> workspace;
 };
 
 Operand MakeOperand(bool present, DType dtype, std::vector<int64_t> dims) {
@@ -147,9 +151,17 @@ std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string
   void* out_ptr = out.data();
   if (o.in_place) out_ptr = bytes[3].data();
   std::vector<void*> out_ptrs = {out_ptr};
-  // Twice: a kernel must not depend on the output's previous contents (except in place).
+  // Twice: a kernel must not depend on the output's previous contents (except in place). First
+  // as a session runs it, with a workspace of exactly WorkspaceBytes() holding garbage (a step's
+  // scratch is what the steps before it left there), then on the kernel's own.
+  const int64_t ws_bytes = (*k)->WorkspaceBytes();
+  EXPECT_GE(ws_bytes, 0);
+  if (o.workspace) EXPECT_EQ(ws_bytes > 0, *o.workspace) << "workspace bytes " << ws_bytes;
+  AlignedArray<uint8_t> ws(static_cast<size_t>(std::max<int64_t>(ws_bytes, 0)));
+  if (ws_bytes > 0) std::memset(ws.data(), 0xcd, static_cast<size_t>(ws_bytes));
   for (int rep = 0; rep < (o.in_place ? 1 : 2); ++rep) {
-    absl::Status s = (*k)->Run(in_ptrs, out_ptrs);
+    absl::Status s = rep == 0 ? (*k)->RunWithWorkspace(in_ptrs, out_ptrs, {ws.data(), static_cast<size_t>(ws_bytes)})
+                              : (*k)->Run(in_ptrs, out_ptrs);
     EXPECT_TRUE(s.ok()) << s;
   }
   std::vector<float> y(static_cast<size_t>(NumElements(out_dims)));
@@ -327,6 +339,7 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
         o.threads = threads;
         o.pack = true;
         o.pack_batch = pack_batch;
+        o.workspace = true;  // the blocked X and Y
         EXPECT_TRUE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, o, c.what)) << c.what;
       }
     }
@@ -362,15 +375,17 @@ TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
   struct Case {
     ConvCase conv;
     int64_t batch;
+    bool transforms;  // Winograd (V and M in the workspace), not the direct convolution
   };
   const std::vector<Case> cases = {
-      {{"256->256 14x14 bias relu, 196 tiles", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 4},
-      {{"144->136 13x15 no bias, 224 tiles", true, 144, 136, 13, 15, 3, 1, 1, 1, 1, false, false, "none"}, 4},
-      {{"136->144 16x16 pad 0 bias, 196 tiles", true, 136, 144, 16, 16, 3, 1, 0, 1, 1, true, false, "none"}, 4},
-      {{"128->128 28x28 bias relu, 196 tiles", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 1},
-      {{"256->256 14x14 at 49 tiles: direct", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 1},
-      {{"128->128 28x28, 980 tiles: 3 blocks", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 5},
-      {{"64->80 55x57 bias relu, 812 tiles: 3 blocks", true, 64, 80, 55, 57, 3, 1, 1, 1, 1, true, false, "relu"}, 1},
+      {{"256->256 14x14 bias relu, 196 tiles", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 4, true},
+      {{"144->136 13x15 no bias, 224 tiles", true, 144, 136, 13, 15, 3, 1, 1, 1, 1, false, false, "none"}, 4, true},
+      {{"136->144 16x16 pad 0 bias, 196 tiles", true, 136, 144, 16, 16, 3, 1, 0, 1, 1, true, false, "none"}, 4, true},
+      {{"128->128 28x28 bias relu, 196 tiles", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 1, true},
+      {{"256->256 14x14 at 49 tiles: direct", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 1, false},
+      {{"128->128 28x28, 980 tiles: 3 blocks", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 5, true},
+      {{"64->80 55x57 bias relu, 812 tiles: 3 blocks", true, 64, 80, 55, 57, 3, 1, 1, 1, 1, true, false, "relu"}, 1,
+       true},
   };
   const bool bf16_dots = own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
   Options bf16;
@@ -388,6 +403,7 @@ TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
         o.threads = threads;
         o.pack = true;
         o.pack_batch = pack_batch;
+        o.workspace = c.transforms;
         EXPECT_TRUE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, o, c.conv.what)) << c.conv.what;
       }
     }
