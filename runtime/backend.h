@@ -28,6 +28,9 @@ struct ExecutorOptions {
   // Device backends: keep every candidate algorithm available for Tune (cuDNN builds all its
   // execution plans instead of the heuristics' first).
   bool tuning = false;
+  // cpu: the images per run when a batch runs in parts (runtime/cpu/batch_parts.h): 0 = parts
+  // whose arena fits in the last-level cache; N > 0 = parts of N (N >= the batch: one run).
+  int64_t batch_part = 0;
 };
 
 // A tensor in device memory (device backends' zero-copy path).

@@ -1,9 +1,11 @@
 // gcomp bench PLAN|MODEL.onnx [--target cpu] [--precision P] [--level L] [--batch N] [--threads N]
-//             [--warmup N] [--iterations N] [--json]
+//             [--warmup N] [--iterations N] [--json] [--profile [--profile-top N]] [--batch-part N]
 // Times Session::Run on seeded random inputs of the given batch (default 1): warm-up runs, then
 // `iterations` timed runs. Prints latency percentiles, throughput (batch * runs / time), compile time
 // (plan load time for a plan file), peak RSS and the kernels the executor launched (counted as they
-// ran, over the timed runs). --profile adds the executor's per-step times (stderr).
+// ran, over the timed runs). --profile adds the executor's per-step times (stderr): the total per kernel
+// and the --profile-top (default 25) slowest steps. --batch-part N: a cpu plan runs the batch in
+// parts of N images (0, the default: parts whose arena fits in the last-level cache).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -48,7 +50,7 @@ std::string JsonString(const std::string& s) {
 int Bench(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 2,
                         {"--target", "--precision", "--level", "--batch", "--threads", "--warmup", "--iterations",
-                         "--keep-fp32"},
+                         "--keep-fp32", "--profile-top", "--batch-part"},
                         {"--json", "--profile"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("bench takes one PLAN or MODEL.onnx"));
@@ -64,7 +66,9 @@ int Bench(int argc, char** argv) {
   auto threads = IntOption(*args, "--threads", 1, 1, 256);
   auto warmup = IntOption(*args, "--warmup", 3, 0, 100000);
   auto iterations = IntOption(*args, "--iterations", 10, 1, 1000000);
-  for (const auto* v : {&batch, &threads, &warmup, &iterations}) {
+  auto top = IntOption(*args, "--profile-top", 25, 0, 1000000);
+  auto part = IntOption(*args, "--batch-part", 0, 0, 4096);
+  for (const auto* v : {&batch, &threads, &warmup, &iterations, &top, &part}) {
     if (!v->ok()) return Report(v->status());
   }
   // The plan's maximum batch: at least the benchmarked batch.
@@ -165,7 +169,7 @@ int Bench(int argc, char** argv) {
     }
     std::cerr << absl::StrFormat("profile: %.3f ms per run in steps\n", all * 1000 / runs);
     for (const auto& [k, v] : per_kernel) std::cerr << absl::StrFormat("  %-28s %9.3f ms\n", k, v * 1000 / runs);
-    for (size_t j = 0; j < std::min<size_t>(order.size(), 25); ++j) {
+    for (size_t j = 0; j < std::min<size_t>(order.size(), static_cast<size_t>(*top)); ++j) {
       const size_t i = order[j];
       std::cerr << absl::StrFormat("  #%-4d %8.3f ms  %-16s %-24s %s\n", i, secs[i] * 1000 / runs, steps[i].op,
                                    steps[i].kernel, steps[i].reason.substr(0, 90));

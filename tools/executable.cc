@@ -95,6 +95,13 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Open(const Args& args, c
   runtime::ExecutorOptions eo;
   eo.threads = threads;
   eo.profile = profile;
+  if (args.Has("--batch-part")) {  // cpu: images per run of a batch run in parts (0: from the cache)
+    int64_t part = 0;
+    if (!absl::SimpleAtoi(args.Get("--batch-part"), &part) || part < 0 || part > 4096) {
+      return absl::InvalidArgumentError(absl::StrCat("--batch-part '", args.Get("--batch-part"), "', expected 0..4096"));
+    }
+    eo.batch_part = part;
+  }
   ASSIGN_OR_RETURN(e->executor_, (*backend)->CreateExecutor(e->plan_, eo));
   for (const std::string& n : e->executor_->notices()) std::cerr << "gcomp: notice: " << n << "\n";
   e->inputs_ = SpecsOf(*e->plan_, e->plan_->inputs);

@@ -6,6 +6,9 @@
 // blob against its entry's declaration (version, names, types) and its in-place pairs against
 // those the entry allows; at every new batch size, every buffer's bytes against the memory it
 // resolves to and each kernel's own constraints against the operand dims (Reshape).
+//
+// A batch whose arena would not fit in the last-level cache runs in parts, one run per part on
+// slices of the inputs and outputs, when every step keeps images apart (runtime/cpu/batch_parts.h).
 #include <cblas.h>
 #include <omp.h>
 
@@ -14,8 +17,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "runtime/cpu/batch_parts.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/plan_steps.h"
 
@@ -58,11 +63,17 @@ class CpuExecutor : public runtime::Executor {
                          const std::map<std::string, runtime::DeviceBuffer>& outputs) override;
   const std::map<std::string, int64_t>& launches() const override { return launches_; }
   const std::vector<double>& step_seconds() const override { return step_seconds_; }
+  std::string memory_info() const override;
 
  private:
   absl::Status Reshape(int64_t batch);
-  // One run at `batch` over the plan inputs' and outputs' addresses, in the plan's order.
+  // A run at `batch` over the plan inputs' and outputs' addresses, in the plan's order: in parts
+  // (RunPart on slices of them) when the plan allows it and the batch's arena would not fit in the
+  // last-level cache.
   absl::Status RunAt(int64_t batch, const std::vector<uint8_t*>& in_ptrs, const std::vector<uint8_t*>& out_ptrs);
+  absl::Status RunPart(int64_t batch, const std::vector<uint8_t*>& in_ptrs, const std::vector<uint8_t*>& out_ptrs);
+  // Images per run for a batch of `batch`.
+  int64_t PartFor(int64_t batch) const;
   runtime::KernelSpec SpecAt(const plan::Step& s, int64_t batch) const {
     return runtime::SpecAt(*plan_, s, batch, options_.threads);
   }
@@ -80,6 +91,9 @@ class CpuExecutor : public runtime::Executor {
   int64_t workspace_capacity_ = 0;
   std::map<std::string, int64_t> launches_;
   std::vector<double> step_seconds_;
+  std::string parts_blocker_;  // why the plan's batches cannot run in parts ("" = they can)
+  int64_t cache_bytes_ = 0;    // the last-level cache (0: unknown)
+  int64_t last_batch_ = 0, last_part_ = 0;  // the last run's batch and images per part
 };
 
 absl::Status CpuExecutor::Init() {
@@ -97,6 +111,8 @@ absl::Status CpuExecutor::Init() {
   fixed_arena_ = AlignedAlloc(plan_->fixed_arena_bytes);
   if (!fixed_arena_) return absl::ResourceExhaustedError("cannot allocate the fixed arena");
   step_seconds_.assign(options_.profile ? plan_->steps.size() : 0, 0.0);
+  parts_blocker_ = BatchPartsBlocker(*plan_);
+  cache_bytes_ = LastLevelCacheBytes();
   return absl::OkStatus();
 }
 
@@ -171,8 +187,54 @@ absl::Status CpuExecutor::RunDevice(const std::map<std::string, runtime::DeviceB
   return RunAt(batch, in_ptrs, out_ptrs);
 }
 
+int64_t CpuExecutor::PartFor(int64_t batch) const {
+  if (!parts_blocker_.empty()) return batch;
+  if (options_.batch_part > 0) return std::min(batch, options_.batch_part);
+  return BatchPart(batch, plan_->batch_arena_bytes, cache_bytes_, 0);
+}
+
+std::string CpuExecutor::memory_info() const {
+  if (last_batch_ == 0) return "";
+  const double mb = 1.0 / (1 << 20);
+  const double whole = static_cast<double>(plan_->batch_arena_bytes * last_batch_) * mb;
+  if (last_part_ >= last_batch_) {
+    return absl::StrFormat("arena %.1f MB at batch %d, one run (%s)", whole, last_batch_,
+                           !parts_blocker_.empty()           ? absl::StrCat("not in parts: ", parts_blocker_)
+                           : options_.batch_part > 0         ? "parts as the session asks"
+                           : cache_bytes_ > 0                ? absl::StrFormat("fits the %.0f MB last-level cache",
+                                                                               static_cast<double>(cache_bytes_) * mb)
+                                                             : "the last-level cache size is unknown");
+  }
+  return absl::StrFormat("batch %d runs in parts of %d (arena %.1f MB each): at %d the arena, %.1f MB, %s", last_batch_,
+                         last_part_, static_cast<double>(plan_->batch_arena_bytes * last_part_) * mb, last_batch_,
+                         whole,
+                         options_.batch_part > 0 ? "is split as the session asks"
+                                                 : absl::StrFormat("is over the %.0f MB last-level cache",
+                                                                   static_cast<double>(cache_bytes_) * mb));
+}
+
 absl::Status CpuExecutor::RunAt(int64_t batch, const std::vector<uint8_t*>& in_ptrs,
                                 const std::vector<uint8_t*>& out_ptrs) {
+  const int64_t part = PartFor(batch);
+  last_batch_ = batch;
+  last_part_ = part;
+  if (part >= batch) return RunPart(batch, in_ptrs, out_ptrs);
+  // Every plan input and output holds its images one after another (BatchPartsBlocker).
+  auto item_bytes = [&](int32_t id) {
+    const plan::Buffer& b = plan_->buffers[id];
+    return runtime::NumElements(runtime::DimsAt(b, 1)) * static_cast<int64_t>(DTypeSize(b.dtype));
+  };
+  std::vector<uint8_t*> ins(in_ptrs.size()), outs(out_ptrs.size());
+  for (int64_t first = 0; first < batch; first += part) {
+    for (size_t k = 0; k < ins.size(); ++k) ins[k] = in_ptrs[k] + first * item_bytes(plan_->inputs[k]);
+    for (size_t k = 0; k < outs.size(); ++k) outs[k] = out_ptrs[k] + first * item_bytes(plan_->outputs[k]);
+    RETURN_IF_ERROR(RunPart(std::min(part, batch - first), ins, outs));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CpuExecutor::RunPart(int64_t batch, const std::vector<uint8_t*>& in_ptrs,
+                                  const std::vector<uint8_t*>& out_ptrs) {
   RETURN_IF_ERROR(Reshape(batch));
   // OpenMP's thread count is per calling thread; OpenBLAS's is process-wide.
   omp_set_num_threads(options_.threads);

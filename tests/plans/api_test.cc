@@ -1,11 +1,13 @@
 // The public runtime API (include/gcomp/gcomp.h) on a plan compiled from a small model fixture:
 // load, run at several batch sizes against the reference interpreter, two sessions sharing one
-// plan, kernel launch counts, and the errors a caller can cause.
+// plan, kernel launch counts, and the errors a caller can cause; the cpu executor running a batch
+// in parts.
 #include <cmath>
 #include <functional>
 #include <cstdio>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/codegen.h"
 #include "plan/plan_file.h"
 #include "frontend/onnx_import.h"
@@ -13,6 +15,8 @@
 #include "graph/interpreter.h"
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
+#include "runtime/backend.h"
+#include "runtime/cpu/batch_parts.h"
 
 namespace {
 
@@ -333,6 +337,79 @@ TEST(ApiVitTest, EveryStepChecksItsOperandsAndParameters) {
   // The small ViT's plan has 24 steps since fold-attention-layout (Q/K/V read in place): every
   // output axis of every step but the plan output's is perturbed.
   CheckEveryStep(*plan, 60);
+}
+
+// The size of the parts a batch runs in: equal parts whose arena fits in the cache.
+TEST(BatchParts, PartsFitTheCache) {
+  const int64_t mb = 1 << 20;
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 5218304, 32 * mb, 0), 4);  // ResNet-50 fp32: 39.8 MB in all
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 2609152, 32 * mb, 0), 8);  // bf16: 19.9 MB, one run
+  EXPECT_EQ(gcomp::cpu::BatchPart(7, 5218304, 32 * mb, 0), 4);  // 4 + 3
+  EXPECT_EQ(gcomp::cpu::BatchPart(16, 5218304, 32 * mb, 0), 6);  // 6 + 6 + 4
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 64 * mb, 32 * mb, 0), 1);   // one image is over the cache
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 5218304, 0, 0), 8);         // the cache size unknown
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 5218304, 32 * mb, 3), 3);
+  EXPECT_EQ(gcomp::cpu::BatchPart(2, 5218304, 32 * mb, 3), 2);
+  EXPECT_EQ(gcomp::cpu::BatchPart(4096, int64_t{1} << 62, 32 * mb, 0), 1);  // no overflow
+}
+
+// The small ResNet's plan keeps images apart: a batch of 4 run as parts of 3 and 1, or of 2, gives
+// what one run of 4 gives (and the reference); the memory line says how it ran. What stops it: a
+// Transpose that moves the batch axis, an input that does not hold its images in sequence, and the
+// small ViT's Shape step.
+TEST_F(ApiTest, RunsABatchInPartsLikeOneRun) {
+  std::shared_ptr<const gcomp::plan::Plan> plan = CompileForCpu(GCOMP_TEST_MODEL);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(gcomp::cpu::BatchPartsBlocker(*plan), "");
+  auto backend = gcomp::runtime::BackendFor("cpu");
+  ASSERT_TRUE(backend.ok());
+  const std::vector<float> image = Image(4, 11);
+  const std::vector<float> ref = Reference(4, image);
+  std::map<std::string, gcomp::Tensor> feeds;
+  feeds["input"] = gcomp::Tensor::FromF32({4, 3, 64, 64}, image);
+  std::vector<float> whole;
+  for (int64_t part : {4, 3, 2, 1}) {
+    gcomp::runtime::ExecutorOptions o;
+    o.threads = 2;
+    o.batch_part = part;
+    auto exe = (*backend)->CreateExecutor(plan, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    auto out = (*exe)->Run(feeds);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 1u);
+    const std::vector<float> y = (*out)[0].ToF32();
+    ASSERT_EQ(y.size(), ref.size());
+    double max_ref = 0, err_ref = 0, err_whole = 0;
+    if (part == 4) whole = y;
+    for (size_t i = 0; i < y.size(); ++i) {
+      max_ref = std::max(max_ref, std::fabs(double{ref[i]}));
+      err_ref = std::max(err_ref, std::fabs(double{y[i]} - double{ref[i]}));
+      err_whole = std::max(err_whole, std::fabs(double{y[i]} - double{whole[i]}));
+    }
+    EXPECT_LE(err_ref, 1e-4 * max_ref + 1e-5) << "parts of " << part;
+    EXPECT_LE(err_whole, 1e-5 * max_ref + 1e-6) << "parts of " << part;
+    const std::string info = (*exe)->memory_info();
+    if (part == 4) {
+      EXPECT_NE(info.find("one run"), std::string::npos) << info;
+    } else {
+      EXPECT_NE(info.find(absl::StrCat("batch 4 runs in parts of ", part)), std::string::npos) << info;
+    }
+  }
+  // Not in parts: the reason names the step or buffer.
+  gcomp::plan::Plan moved = *plan;
+  for (gcomp::plan::Step& s : moved.steps) {
+    if (s.op == "Transpose") s.params.Set("perm", std::vector<int64_t>{1, 0, 2, 3});
+  }
+  EXPECT_NE(gcomp::cpu::BatchPartsBlocker(moved).find("(Transpose): it moves the batch axis"), std::string::npos)
+      << gcomp::cpu::BatchPartsBlocker(moved);
+  gcomp::plan::Plan fixed_input = *plan;
+  fixed_input.buffers[fixed_input.inputs[0]].dims[0] = {0, 4};
+  EXPECT_NE(gcomp::cpu::BatchPartsBlocker(fixed_input).find("'input' does not hold its images one after another"),
+            std::string::npos)
+      << gcomp::cpu::BatchPartsBlocker(fixed_input);
+  std::unique_ptr<gcomp::plan::Plan> vit = CompileForCpu(GCOMP_TEST_VIT_MODEL);
+  ASSERT_TRUE(vit);
+  EXPECT_NE(gcomp::cpu::BatchPartsBlocker(*vit), "");
 }
 
 }  // namespace
