@@ -1,8 +1,10 @@
 // gcomp run PLAN|MODEL.onnx --input NAME=FILE.pb ... [--target ref|cpu] [--level L] [--precision P]
 //           [--keep-fp32 REGEX] [--calibration DIR] [--batch N] [--output-dir DIR] [--reference]
+//           [--batch-part N]
 // --target ref (the default for a model): the reference interpreter, which emulates each node's
 // storage precision. --target cpu (the default for a plan): the cpu runtime, on the plan or on the
-// model compiled in memory (O3 unless --level).
+// model compiled in memory (O3 unless --level). --batch-part N: the cpu runtime runs the batch in
+// parts of N images (0, the default: parts whose arena fits in the last-level cache).
 #include <filesystem>
 #include <iostream>
 
@@ -14,7 +16,7 @@
 namespace gcomp::cli {
 
 int Run(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch"}, {"--reference"});
+  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch", "--batch-part"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one PLAN or MODEL.onnx"));
   // --reference, or an explicit --passes list: the graph lowered for --target runs on the reference
