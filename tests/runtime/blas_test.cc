@@ -71,6 +71,17 @@ struct Options {
   // Whether the kernel takes scratch from the session's workspace (WorkspaceBytes() > 0); unset: not
   // checked.
   std::optional<bool> workspace;
+  // SIMD caps (own::CapSimdLevelForTesting) while the plan is packed and while the session creates
+  // and runs the kernel: a plan packed on one CPU and run on another. Unset: no cap.
+  std::optional<own::SimdLevel> pack_cap, run_cap;
+  // A substring the reason from `accepts` must hold.
+  std::string reason_has;
+};
+
+// Sets the SIMD cap for a phase of RunKernel (none: uncapped) and lifts it on destruction.
+struct ScopedCap {
+  explicit ScopedCap(std::optional<own::SimdLevel> cap) { own::CapSimdLevelForTesting(cap.value_or(own::SimdLevel::kAmxBf16)); }
+  ~ScopedCap() { own::CapSimdLevelForTesting(own::SimdLevel::kAmxBf16); }
 };
 
 Operand MakeOperand(bool present, DType dtype, std::vector<int64_t> dims) {
@@ -120,6 +131,7 @@ std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string
   if (o.in_place) spec.in_place = {3};
 
   std::vector<Packed> packed(ins.size());
+  std::optional<ScopedCap> cap(std::in_place, o.pack ? o.pack_cap : o.run_cap);
   if (o.pack) {
     KernelSpec max = spec;
     if (o.pack_batch) {
@@ -128,7 +140,9 @@ std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string
       }
       max.outputs[0].dims[0] = o.pack_batch;
     }
-    if (!e.accepts(max)) return std::nullopt;
+    std::optional<std::string> reason = e.accepts(max);
+    if (!reason) return std::nullopt;
+    EXPECT_NE(reason->find(o.reason_has), std::string::npos) << *reason;
     for (size_t i = 0; i < ins.size(); ++i) {
       if (!spec.inputs[i].is_constant()) continue;
       auto p = e.pack(max, i);
@@ -142,6 +156,7 @@ std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string
   } else if (!e.accepts(spec)) {
     return std::nullopt;
   }
+  cap.emplace(o.run_cap);
   auto k = e.create(spec);
   EXPECT_TRUE(k.ok()) << k.status();
   if (!k.ok()) return std::vector<float>{};
@@ -449,6 +464,30 @@ TEST(BlasConv, ReducedPrecisionStorage) {
   }
 }
 
+// bf16 on a CPU without AVX-512 (capped to AVX2 here): oneDNN runs an f32 primitive on widened
+// copies, whether the plan was packed on such a CPU (weights stored plain) or on one with AVX-512
+// (packed bf16, widened when the session starts), and the reason says so.
+TEST(BlasConv, Bf16WithoutAvx512RunsThroughF32) {
+  for (bool packed_with_avx512 : {false, true}) {
+    for (const ConvCase& c : ConvCases()) {
+      if (!c.nhwc) continue;
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 2, DType::kBF16, &attrs);
+      Options o;
+      o.dtype = DType::kBF16;
+      o.pack = true;
+      o.pack_batch = 3;
+      o.run_cap = own::SimdLevel::kAvx2;
+      if (!packed_with_avx512) {
+        o.pack_cap = own::SimdLevel::kAvx2;
+        o.reason_has = "bf16 storage widened to an f32 primitive";
+      }
+      o.workspace = true;
+      EXPECT_TRUE(Check("cpu.onednn.conv", "FusedConv", ins, attrs, o, c.what)) << c.what;
+    }
+  }
+}
+
 // ---- FusedGemm / MatMul ----
 struct GemmCase {
   std::string what;
@@ -555,6 +594,30 @@ TEST(BlasGemm, ReducedPrecisionStorage) {
         o.pack_batch = 4;
         bool ran = Check(id, "FusedGemm", ins, attrs, o, c.what);
         { EXPECT_TRUE(ran) << id; }
+      }
+    }
+  }
+}
+
+TEST(BlasGemm, Bf16WithoutAvx512RunsThroughF32) {
+  for (bool packed_with_avx512 : {false, true}) {
+    for (const GemmCase& c : GemmCases()) {
+      Attributes attrs;
+      std::vector<In> ins = GemmInputs(c, DType::kBF16, &attrs);
+      for (bool in_place : {false, true}) {
+        if (in_place && !c.residual) continue;
+        Options o;
+        o.dtype = DType::kBF16;
+        o.pack = true;
+        o.pack_batch = 4;
+        o.in_place = in_place;
+        o.run_cap = own::SimdLevel::kAvx2;
+        if (!packed_with_avx512) {
+          o.pack_cap = own::SimdLevel::kAvx2;
+          o.reason_has = "bf16 storage widened to an f32 primitive";
+        }
+        o.workspace = true;
+        EXPECT_TRUE(Check("cpu.onednn.gemm", "FusedGemm", ins, attrs, o, c.what)) << c.what;
       }
     }
   }

@@ -7,9 +7,12 @@
 // format string ("onednn2.6:" + the hex bytes of dnnl_memory_desc_t, a plain C struct in 2.x).
 // `create` rebuilds the primitive for the session's batch; when it prefers another layout than
 // the packed one (or the weights are plain, format ""), it reorders once into kernel-owned memory.
-// Storage types: f32, or bf16 src/weights/dst (native on avx512_core_bf16 and later, fp32
-// accumulation, bias kept in fp32). f16 runs an f32 primitive: X (and Z) are converted into
-// kernel-owned f32 buffers, the f32 result rounded once into Y (weights packed as f32).
+// Storage types: f32, or bf16 src/weights/dst (native on AVX-512 cores, fp32 accumulation, bias
+// kept in fp32). f16, and bf16 on a CPU without AVX-512 (oneDNN 2.6 has no bf16 convolution or
+// matmul below avx512_core but its reference code, 4-7x slower than the f32 primitive on a Zen 3
+// AVX2 core), run an f32 primitive: X (and Z) are widened into f32 blocks of the session's
+// workspace, the f32 result rounded once into Y (f16 weights packed as f32; bf16 weights stored
+// plain when the plan is packed on such a CPU, widened when the session starts).
 // alpha is folded into the weights when they are reordered (a single scale, exact up to one
 // rounding of each weight).
 #include <omp.h>
@@ -44,6 +47,24 @@ dnnl::engine& Engine() {
 }
 
 dt ToDt(DType t) { return t == DType::kBF16 ? dt::bf16 : dt::f32; }
+
+// Whether oneDNN runs bf16 primitives at speed on this CPU (jit kernels from avx512_core on,
+// with dot products from avx512_core_bf16 on). Tests lower it with own::CapSimdLevelForTesting.
+bool NativeBf16() { return own::CpuSimdLevel() >= own::SimdLevel::kAvx512; }
+
+// The data type a primitive computes in for a storage type: bf16 where native, else f32.
+dt ComputeDt(DType t) { return t == DType::kBF16 && NativeBf16() ? dt::bf16 : dt::f32; }
+
+// Whether a storage type runs through f32 buffers around an f32 primitive.
+bool ThroughF32(DType t) { return t != DType::kF32 && ComputeDt(t) == dt::f32; }
+
+// The reason's note for a storage type that runs through f32 buffers.
+std::string ThroughF32Note(DType t) {
+  if (!ThroughF32(t)) return "";
+  return t == DType::kBF16 ? absl::StrCat(", bf16 storage widened to an f32 primitive: this CPU (", CpuIsa(),
+                                          ") has no AVX-512 bf16 path")
+                           : ", f16 storage widened to an f32 primitive";
+}
 
 absl::Status DnnlError(const KernelSpec& spec, const dnnl::error& e) {
   const std::string what = absl::StrCat("node '", spec.name, "' (", spec.op, "): oneDNN: ", e.what());
@@ -228,7 +249,7 @@ struct Design {
 
 absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
   try {
-    const dt a = ToDt(p.dtype);
+    const dt a = ComputeDt(p.dtype);
     const tag t = p.nhwc ? tag::nhwc : tag::nchw;
     Design d;
     d.src = memory::desc({p.n, p.c, p.h, p.w}, a, t);
@@ -261,7 +282,7 @@ absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
 
 absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
   try {
-    const dt a = ToDt(p.dtype);
+    const dt a = ComputeDt(p.dtype);
     Design d;
     d.src = memory::desc({p.m, p.k}, a, tag::ab);
     d.dst = memory::desc({p.m, p.n}, a, tag::ab);
@@ -322,7 +343,10 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
     p.bytes.assign(o.constant, o.constant + o.constant_bytes);
     return p;
   }
-  p.format = EncodeDesc(d.weights);
+  // bf16 weights of a primitive that runs in f32 (no AVX-512 here): stored plain, so that the plan
+  // keeps bf16 weights and a CPU with AVX-512 packs them for its bf16 primitive when it starts.
+  const bool widened = spec.inputs[index].dtype == DType::kBF16 && d.weights.data_type() == dt::f32;
+  p.format = widened ? "" : EncodeDesc(d.weights);
   if (p.format.empty()) {
     // Not encodable: stored plain, reordered (and scaled) by create.
     const Operand& o = spec.inputs[index];
@@ -373,18 +397,25 @@ class OneDnnKernel : public ShapedKernel {
     threads_ = std::max(1, spec.threads);
     has_residual_ = has_residual;
     dst_bytes_ = d.dst.get_size();
-    if (spec.inputs[0].dtype == DType::kF16) {
-      f16_ = true;
+    if (spec.inputs[0].dtype != DType::kF32 && d.src.data_type() == dt::f32) {
+      storage_ = spec.inputs[0].dtype;
+      through_f32_ = true;
       src_elems_ = NumElements(spec.inputs[0].dims);
       dst_elems_ = NumElements(spec.outputs[0].dims);
-      src32_.resize(static_cast<size_t>(src_elems_));
-      dst32_.resize(static_cast<size_t>(dst_elems_));
+      src32_bytes_ = Align64(static_cast<size_t>(src_elems_) * sizeof(float));
+      dst32_bytes_ = Align64(static_cast<size_t>(dst_elems_) * sizeof(float));
     }
     try {
       const Operand& w = spec.inputs[1];
       std::optional<memory::desc> from;
       if (!w.format.empty()) {
         from = DecodeDesc(w.format, d.weights);
+        if (!from && d.weights.data_type() == dt::f32 && w.dtype == DType::kBF16) {
+          // Packed as bf16 by a CPU with AVX-512; this one widens them into its f32 layout.
+          memory::desc packed_bf16 = d.weights;
+          packed_bf16.data.data_type = dnnl_bf16;
+          from = DecodeDesc(w.format, packed_bf16);
+        }
         if (!from) {
           return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': weights format '",
                                                          w.format.substr(0, 40),
@@ -412,11 +443,30 @@ class OneDnnKernel : public ShapedKernel {
     return absl::OkStatus();
   }
 
+  int64_t WorkspaceBytes() const override {
+    return through_f32_ ? static_cast<int64_t>(src32_bytes_ + dst32_bytes_) : 0;
+  }
+
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
-    if (f16_) {
-      ParallelConvert(true, DType::kF16, inputs[0], src32_.data(), src_elems_, threads_);
-      if (has_residual_)
-        ParallelConvert(true, DType::kF16, inputs[kResidualInput], dst32_.data(), dst_elems_, threads_);
+    if (!through_f32_) return RunWithWorkspace(inputs, outputs, {});
+    if (!own_workspace_) own_workspace_ = AlignedArray<uint8_t>(src32_bytes_ + dst32_bytes_);
+    if (!own_workspace_) return absl::ResourceExhaustedError(absl::StrCat("node '", name_, "': workspace"));
+    return RunWithWorkspace(inputs, outputs, {own_workspace_.data(), src32_bytes_ + dst32_bytes_});
+  }
+
+  absl::Status RunWithWorkspace(std::span<const void* const> inputs, std::span<void* const> outputs,
+                                std::span<uint8_t> workspace) override {
+    float* src32 = nullptr;
+    float* dst32 = nullptr;
+    if (through_f32_) {
+      if (workspace.size() < src32_bytes_ + dst32_bytes_) {
+        return absl::InternalError(absl::StrCat("node '", name_, "': workspace of ", workspace.size(),
+                                                " bytes, expected ", src32_bytes_ + dst32_bytes_));
+      }
+      src32 = reinterpret_cast<float*>(workspace.data());
+      dst32 = reinterpret_cast<float*>(workspace.data() + src32_bytes_);
+      ParallelConvert(true, storage_, inputs[0], src32, src_elems_, threads_);
+      if (has_residual_) ParallelConvert(true, storage_, inputs[kResidualInput], dst32, dst_elems_, threads_);
     } else if (has_residual_ && p_.residual) {
       p_.residual.set_data_handle(const_cast<void*>(inputs[kResidualInput]));
     } else if (has_residual_ && outputs[0] != inputs[kResidualInput]) {
@@ -424,11 +474,11 @@ class OneDnnKernel : public ShapedKernel {
     }
     try {
       SetThreads(threads_);
-      p_.src.set_data_handle(f16_ ? src32_.data() : const_cast<void*>(inputs[0]));
-      p_.dst.set_data_handle(f16_ ? dst32_.data() : outputs[0]);
+      p_.src.set_data_handle(through_f32_ ? src32 : const_cast<void*>(inputs[0]));
+      p_.dst.set_data_handle(through_f32_ ? dst32 : outputs[0]);
       p_.prim.execute(p_.stream, p_.args);
       p_.stream.wait();
-      if (f16_) ParallelConvert(false, DType::kF16, dst32_.data(), outputs[0], dst_elems_, threads_);
+      if (through_f32_) ParallelConvert(false, storage_, dst32, outputs[0], dst_elems_, threads_);
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
     }
@@ -440,9 +490,11 @@ class OneDnnKernel : public ShapedKernel {
   int threads_ = 1;
   bool has_residual_ = false;
   size_t dst_bytes_ = 0;
-  bool f16_ = false;  // f16 storage: the primitive runs on src32_ / dst32_
+  bool through_f32_ = false;  // ThroughF32: the primitive runs on f32 blocks of the workspace
+  DType storage_ = DType::kF32;
   int64_t src_elems_ = 0, dst_elems_ = 0;
-  std::vector<float> src32_, dst32_;
+  size_t src32_bytes_ = 0, dst32_bytes_ = 0;
+  AlignedArray<uint8_t> own_workspace_;  // Run without a session's workspace
   const uint8_t* weights_ = nullptr;
   AlignedArray<uint8_t> owned_weights_;  // weights reordered here, at a line boundary
   BoundPrimitive p_;
@@ -474,7 +526,7 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
     if (!p || !DtypesSupported(p->dtype)) return std::nullopt;
     absl::StatusOr<Design> d = GemmDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
-    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " (", DescribeGemm(*p), ")");
+    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " (", DescribeGemm(*p), ")", ThroughF32Note(p->dtype));
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
@@ -874,7 +926,8 @@ CpuEntry OneDnnConvEntry() {
     if (!p || !DtypesSupported(p->dtype)) return std::nullopt;
     absl::StatusOr<Design> d = ConvDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
-    return absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), " (", DescribeConv(*p), ")");
+    return absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), " (", DescribeConv(*p), ")",
+                        ThroughF32Note(p->dtype));
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
