@@ -386,26 +386,49 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
 // 400 tiles) and below (the direct convolution the same step runs then): odd sizes (partial tiles),
 // channel tails, padding 0 and 1, bias or not, ReLU or none, packed at another batch, 1 and 2
 // threads, against the reference within the bf16 tolerance; and what it declines.
-TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
-  struct Case {
-    ConvCase conv;
-    int64_t batch;
-    bool transforms;  // Winograd (V and M in the workspace), not the direct convolution
-  };
-  const std::vector<Case> cases = {
+// The F(2x2, 3x3) entries' cases (cpu.onednn.winograd_bf16 and cpu.onednn.winograd_2x2).
+struct WinogradCase {
+  ConvCase conv;
+  int64_t batch;
+  bool transforms;  // Winograd (V and M in the workspace), not the direct convolution
+};
+
+const std::vector<WinogradCase>& WinogradF2Cases() {
+  static const std::vector<WinogradCase> cases = {
       {{"256->256 14x14 bias relu, 196 tiles", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 4, true},
       {{"144->136 13x15 no bias, 224 tiles", true, 144, 136, 13, 15, 3, 1, 1, 1, 1, false, false, "none"}, 4, true},
       {{"136->144 16x16 pad 0 bias, 196 tiles", true, 136, 144, 16, 16, 3, 1, 0, 1, 1, true, false, "none"}, 4, true},
       {{"128->128 28x28 bias relu, 196 tiles", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 1, true},
       {{"256->256 14x14 at 49 tiles: direct", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 1, false},
-      {{"128->128 28x28, 980 tiles: 3 blocks", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 5, true},
-      {{"64->80 55x57 bias relu, 812 tiles: 3 blocks", true, 64, 80, 55, 57, 3, 1, 1, 1, 1, true, false, "relu"}, 1,
+      {{"128->128 28x28, 980 tiles: several blocks", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 5, true},
+      {{"64->80 55x57 bias relu, 812 tiles: several blocks", true, 64, 80, 55, 57, 3, 1, 1, 1, 1, true, false, "relu"}, 1,
        true},
   };
+  return cases;
+}
+
+// Layers neither F(2x2, 3x3) entry takes.
+const std::vector<ConvCase>& WinogradF2Declined() {
+  static const std::vector<ConvCase> declined = {
+      {"3x3 s2", true, 256, 256, 14, 14, 3, 2, 1, 1, 1, true, false, "relu"},
+      {"residual", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, true, "relu"},
+      {"32 channels", true, 32, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"NCHW", false, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"group 2", true, 256, 256, 14, 14, 3, 1, 1, 1, 2, true, false, "relu"},
+      {"dilation 2", true, 256, 256, 14, 14, 3, 1, 2, 2, 1, true, false, "relu"},
+      {"7x7 output: 16 tiles per image", true, 512, 512, 7, 7, 3, 1, 1, 1, 1, true, false, "relu"},
+      {"clip", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "clip"},
+      {"5x5", true, 128, 128, 14, 14, 5, 1, 2, 1, 1, true, false, "relu"},
+  };
+  return declined;
+}
+
+TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
+  const std::vector<WinogradCase>& cases = WinogradF2Cases();
   const bool bf16_dots = own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
   Options bf16;
   bf16.dtype = DType::kBF16;
-  for (const Case& c : cases) {
+  for (const WinogradCase& c : cases) {
     Attributes attrs;
     std::vector<In> ins = ConvInputs(c.conv, c.batch, DType::kBF16, &attrs);
     if (!bf16_dots) {
@@ -423,18 +446,7 @@ TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
       }
     }
   }
-  const std::vector<ConvCase> declined = {
-      {"3x3 s2", true, 256, 256, 14, 14, 3, 2, 1, 1, 1, true, false, "relu"},
-      {"residual", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, true, "relu"},
-      {"32 channels", true, 32, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
-      {"NCHW", false, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"},
-      {"group 2", true, 256, 256, 14, 14, 3, 1, 1, 1, 2, true, false, "relu"},
-      {"dilation 2", true, 256, 256, 14, 14, 3, 1, 2, 2, 1, true, false, "relu"},
-      {"7x7 output: 16 tiles per image", true, 512, 512, 7, 7, 3, 1, 1, 1, 1, true, false, "relu"},
-      {"clip", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "clip"},
-      {"5x5", true, 128, 128, 14, 14, 5, 1, 2, 1, 1, true, false, "relu"},
-  };
-  for (const ConvCase& c : declined) {
+  for (const ConvCase& c : WinogradF2Declined()) {
     Attributes attrs;
     std::vector<In> ins = ConvInputs(c, 4, DType::kBF16, &attrs);
     EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, bf16, c.what)) << c.what;
@@ -442,6 +454,44 @@ TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
   Attributes attrs;
   std::vector<In> ins = ConvInputs(cases[0].conv, 4, DType::kF32, &attrs);
   EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, Options(), "f32")) << "f32";
+}
+
+// cpu.onednn.winograd_2x2 on a CPU without AVX-512 (capped to AVX2 here): f32, and bf16 widened to
+// f32 (oneDNN without its bf16 primitives); it declines where AVX-512 is there (oneDNN's own
+// Winograd for f32, the bf16 one for bf16).
+TEST(BlasConv, Winograd2x2MatchesReferenceAndDeclines) {
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    Options capped;
+    capped.dtype = t;
+    capped.pack_cap = own::SimdLevel::kAvx2;
+    capped.run_cap = own::SimdLevel::kAvx2;
+    for (const WinogradCase& c : WinogradF2Cases()) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c.conv, c.batch, t, &attrs);
+      for (int threads : {1, 2}) {
+        for (int64_t pack_batch : {int64_t{0}, int64_t{8}}) {
+          Options o = capped;
+          o.threads = threads;
+          o.pack = true;
+          o.pack_batch = pack_batch;
+          o.workspace = c.transforms || t == DType::kBF16;  // the direct bf16 convolution widens there too
+          EXPECT_TRUE(Check("cpu.onednn.winograd_2x2", "FusedConv", ins, attrs, o, c.conv.what))
+              << c.conv.what << " " << DTypeName(t);
+        }
+      }
+      if (own::CpuSimdLevel() >= own::SimdLevel::kAvx512) {
+        Options o;
+        o.dtype = t;
+        EXPECT_FALSE(Check("cpu.onednn.winograd_2x2", "FusedConv", ins, attrs, o, c.conv.what))
+            << "with AVX-512: " << c.conv.what << " " << DTypeName(t);
+      }
+    }
+    for (const ConvCase& c : WinogradF2Declined()) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 4, t, &attrs);
+      EXPECT_FALSE(Check("cpu.onednn.winograd_2x2", "FusedConv", ins, attrs, capped, c.what)) << c.what;
+    }
+  }
 }
 
 TEST(BlasConv, ReducedPrecisionStorage) {

@@ -7,6 +7,7 @@
 namespace gcomp::cpu::blas {
 
 CpuEntry OneDnnWinogradEntry();  // "cpu.onednn.winograd" (FusedConv, f32 3x3 stride 1)
+CpuEntry OneDnnWinograd2x2Entry();  // "cpu.onednn.winograd_2x2" (FusedConv, f32 3x3 stride 1, F(2x2, 3x3), no AVX-512)
 CpuEntry OneDnnWinogradBf16Entry();  // "cpu.onednn.winograd_bf16" (FusedConv, bf16 3x3 stride 1, F(2x2, 3x3))
 CpuEntry OneDnnConvEntry();      // "cpu.onednn.conv"
 CpuEntry OneDnnGemmEntry();      // "cpu.onednn.gemm" (FusedGemm)

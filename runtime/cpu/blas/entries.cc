@@ -35,7 +35,7 @@ extern "C" {
 namespace gcomp::cpu {
 
 std::vector<CpuEntry> BlasKernelEntries() {
-  return {blas::OneDnnWinogradBf16Entry(), blas::OneDnnWinogradEntry(), blas::OneDnnConvEntry(),   blas::OpenBlasConvEntry(), blas::OneDnnGemmEntry(),
+  return {blas::OneDnnWinogradBf16Entry(), blas::OneDnnWinogradEntry(), blas::OneDnnWinograd2x2Entry(), blas::OneDnnConvEntry(),   blas::OpenBlasConvEntry(), blas::OneDnnGemmEntry(),
           blas::OpenBlasGemmEntry(), blas::OneDnnMatMulEntry(), blas::OpenBlasMatMulEntry(),
           blas::OpenBlasBatchedMatMulEntry()};
 }

@@ -30,6 +30,7 @@
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/blas/fused_params.h"
 #include "runtime/cpu/own/simd.h"
+#include "runtime/cpu/own/winograd.h"
 #include "runtime/cpu/own/winograd_avx512.h"
 
 namespace gcomp::cpu::blas {
@@ -682,30 +683,54 @@ std::optional<ConvParams> ParseWinograd(const KernelSpec& spec, std::string* why
 // 7x7 outputs (16 tiles per image) at batch 1 took twice the direct time. Its error: V and U rounded
 // to bf16 after the transforms (within the bf16 tolerance: tests/runtime/blas_test.cc).
 constexpr int64_t kMinTiles = 160, kBlockTiles = 400, kMinTilesPerImage = 40;
+// cpu.onednn.winograd_2x2 (f32 V and M: twice the bytes per tile).
+constexpr int64_t kMinTilesF32 = 160, kBlockTilesF32 = 200;
 
 int64_t WinogradTilesPerImage(const ConvParams& p) { return ((p.ho + 1) / 2) * ((p.wo + 1) / 2); }
 
-bool WinogradBf16Shape(const ConvParams& p) {
-  return p.dtype == DType::kBF16 && p.wdtype == DType::kBF16 && p.nhwc && p.group == 1 && p.kh == 3 && p.kw == 3 &&
-         p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.epi.has_residual && p.c >= 64 && p.cout >= 64 &&
-         WinogradTilesPerImage(p) >= kMinTilesPerImage && (p.epi.act == Activation::kNone || p.epi.act == Activation::kRelu) &&
-         own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
+// The layers both F(2x2, 3x3) entries take: NHWC 3x3 stride-1 convolutions without dilation, groups
+// or residual, of >= 64 input and output channels and >= kMinTilesPerImage tiles per image, with no
+// activation or ReLU.
+bool WinogradF2Geometry(const ConvParams& p) {
+  return p.nhwc && p.group == 1 && p.kh == 3 && p.kw == 3 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 &&
+         !p.epi.has_residual && p.c >= 64 && p.cout >= 64 && WinogradTilesPerImage(p) >= kMinTilesPerImage &&
+         (p.epi.act == Activation::kNone || p.epi.act == Activation::kRelu) && p.wdtype == p.dtype;
 }
 
-std::optional<ConvParams> ParseWinogradBf16(const KernelSpec& spec, std::string* why) {
+// cpu.onednn.winograd_bf16: bf16 storage on a CPU with AVX512-BF16.
+bool WinogradBf16Shape(const ConvParams& p) {
+  return p.dtype == DType::kBF16 && WinogradF2Geometry(p) && own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
+}
+
+// cpu.onednn.winograd_2x2: f32 storage, or bf16 run through f32 (ThroughF32), on a CPU without
+// AVX-512, where oneDNN 2.6 has no Winograd convolution.
+bool Winograd2x2Shape(const ConvParams& p) {
+  return (p.dtype == DType::kF32 || (p.dtype == DType::kBF16 && ThroughF32(p.dtype))) && WinogradF2Geometry(p) &&
+         own::CpuSimdLevel() < own::SimdLevel::kAvx512;
+}
+
+std::optional<ConvParams> ParseWinogradF2(const KernelSpec& spec, bool f32_domain, std::string* why) {
   std::optional<ConvParams> p = ParseConv(spec, why);
-  if (p && !WinogradBf16Shape(*p)) {
-    *why = "not a bf16 NHWC 3x3 stride-1 convolution of >= 64 channels and >= 40 2x2 output tiles per image "
-           "without residual, with no activation or ReLU, on a CPU with AVX512-BF16";
+  if (p && !(f32_domain ? Winograd2x2Shape(*p) : WinogradBf16Shape(*p))) {
+    *why = absl::StrCat("not a ", f32_domain ? "f32 (or widened bf16)" : "bf16",
+                        " NHWC 3x3 stride-1 convolution of >= 64 channels and >= 40 2x2 output tiles per image "
+                        "without residual, with no activation or ReLU, on a CPU ",
+                        f32_domain ? "without AVX-512" : "with AVX512-BF16");
     return std::nullopt;
   }
   return p;
 }
 
-class WinogradBf16Kernel : public ShapedKernel {
+// The F(2x2, 3x3) kernel of both Winograd entries: `f32_domain` false: bf16 V and U, the AVX-512
+// transforms (cpu.onednn.winograd_bf16); true: f32 V and U, the portable transforms, f32 or bf16
+// storage (cpu.onednn.winograd_2x2).
+class WinogradF2Kernel : public ShapedKernel {
  public:
-  absl::Status Init(const KernelSpec& spec, const ConvParams& p) {
+  absl::Status Init(const KernelSpec& spec, const ConvParams& p, bool f32_domain) {
     name_ = spec.name;
+    f32_ = f32_domain;
+    storage_ = p.dtype;
+    const char* id = f32_ ? "cpu.onednn.winograd_2x2" : "cpu.onednn.winograd_bf16";
     threads_ = std::max(1, spec.threads);
     c_ = p.c;
     k_ = p.cout;
@@ -721,13 +746,15 @@ class WinogradBf16Kernel : public ShapedKernel {
     g_.tw = (p.wo + 1) / 2;
     g_.count = p.n * g_.th * g_.tw;
     const Operand& w = spec.inputs[1];
-    if (!w.constant || !w.format.empty() || w.constant_bytes != static_cast<size_t>(k_ * c_ * 9 * 2)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node '", spec.name, "': cpu.onednn.winograd_bf16 needs the plain bf16 weights as a constant"));
+    if (!w.constant || !w.format.empty() || w.dtype != storage_ ||
+        w.constant_bytes != static_cast<size_t>(k_ * c_ * 9) * DTypeSize(storage_)) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': ", id, " needs the plain ",
+                                                     DTypeName(storage_), " weights as a constant"));
     }
-    // U = G g G^T per (output, input) channel pair, from the bf16 weights, rounded to bf16.
+    // U = G g G^T per (output, input) channel pair, from the plain weights (rounded to bf16 for a
+    // bf16 domain).
     std::vector<float> g(static_cast<size_t>(k_ * c_ * 9));
-    LoadF32(DType::kBF16, w.constant, g.data(), static_cast<int64_t>(g.size()));
+    LoadF32(storage_, w.constant, g.data(), static_cast<int64_t>(g.size()));
     std::vector<float> u(static_cast<size_t>(16 * c_ * k_));
     for (int64_t o = 0; o < k_; ++o) {
       for (int64_t ch = 0; ch < c_; ++ch) {
@@ -746,19 +773,24 @@ class WinogradBf16Kernel : public ShapedKernel {
         }
       }
     }
-    std::vector<uint16_t> ub(u.size());
-    StoreF32(DType::kBF16, u.data(), reinterpret_cast<uint8_t*>(ub.data()), static_cast<int64_t>(u.size()));
+    std::vector<uint16_t> ub;
+    if (!f32_) {
+      ub.resize(u.size());
+      StoreF32(DType::kBF16, u.data(), reinterpret_cast<uint8_t*>(ub.data()), static_cast<int64_t>(u.size()));
+    }
+    const dt vdt = f32_ ? dt::f32 : dt::bf16;
     // Blocks of at most kBlockTiles tiles, as even as possible: one matmul per block size.
-    const int64_t blocks = (g_.count + kBlockTiles - 1) / kBlockTiles;
+    const int64_t max_block = f32_ ? kBlockTilesF32 : kBlockTiles;
+    const int64_t blocks = (g_.count + max_block - 1) / max_block;
     block_ = (g_.count + blocks - 1) / blocks;
     const int64_t last = g_.count - (blocks - 1) * block_;
     try {
       SetThreads(threads_);
-      const memory::desc plain_u({16, c_, k_}, dt::bf16, tag::abc);
+      const memory::desc plain_u({16, c_, k_}, vdt, tag::abc);
       auto make = [&](int64_t rows) {
         return dnnl::matmul::primitive_desc(
-            dnnl::matmul::desc(memory::desc({16, rows, c_}, dt::bf16, tag::abc),
-                               memory::desc({16, c_, k_}, dt::bf16, tag::any),
+            dnnl::matmul::desc(memory::desc({16, rows, c_}, vdt, tag::abc),
+                               memory::desc({16, c_, k_}, vdt, tag::any),
                                memory::desc({16, rows, k_}, dt::f32, tag::abc)),
             Engine());
       };
@@ -769,10 +801,11 @@ class WinogradBf16Kernel : public ShapedKernel {
       }
       u_ = AlignedArray<uint8_t>(full.weights_desc().get_size());
       if (!u_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': weights"));
-      v_bytes_ = Align64(static_cast<size_t>(16 * block_ * c_ * 2));
+      v_bytes_ = Align64(static_cast<size_t>(16 * block_ * c_) * (f32_ ? 4 : 2));
       m_bytes_ = static_cast<size_t>(16 * block_ * k_ * 4);
       dnnl::stream s(Engine());
-      memory from(plain_u, Engine(), ub.data()), to(full.weights_desc(), Engine(), u_.data());
+      memory from(plain_u, Engine(), f32_ ? static_cast<void*>(u.data()) : static_cast<void*>(ub.data()));
+      memory to(full.weights_desc(), Engine(), u_.data());
       dnnl::reorder(from, to).execute(s, from, to);
       s.wait();
       stream_ = dnnl::stream(Engine());
@@ -801,10 +834,14 @@ class WinogradBf16Kernel : public ShapedKernel {
 
   absl::Status RunWithWorkspace(std::span<const void* const> inputs, std::span<void* const> outputs,
                                 std::span<uint8_t> workspace) override {
-    const auto* x = static_cast<const uint16_t*>(inputs[0]);
-    auto* y = static_cast<uint16_t*>(outputs[0]);
-    if (has_bias_) LoadF32(DType::kBF16, inputs[kBiasInput], bias_.data(), k_);
-    auto* v = reinterpret_cast<uint16_t*>(workspace.data());
+    if (workspace.size() < v_bytes_ + m_bytes_) {
+      return absl::InternalError(absl::StrCat("node '", name_, "': workspace of ", workspace.size(),
+                                              " bytes, expected ", v_bytes_ + m_bytes_));
+    }
+    const void* x = inputs[0];
+    void* y = outputs[0];
+    if (has_bias_) LoadF32(storage_, inputs[kBiasInput], bias_.data(), k_);
+    const bool bf16 = storage_ == DType::kBF16;
     const auto* m = reinterpret_cast<const float*>(workspace.data() + v_bytes_);
     for (Block& b : matmuls_) {
       b.args.at(DNNL_ARG_SRC).set_data_handle(workspace.data());
@@ -815,8 +852,13 @@ class WinogradBf16Kernel : public ShapedKernel {
       const int64_t parts = std::min<int64_t>(rows, 16 * threads_);
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
       for (int64_t i = 0; i < parts; ++i) {
-        own::avx512::WinogradInputTiles(g_, x, c_, base, rows, base + rows * i / parts, base + rows * (i + 1) / parts,
-                                        v);
+        const int64_t t0 = base + rows * i / parts, t1 = base + rows * (i + 1) / parts;
+        if (f32_) {
+          own::WinogradInputTilesF32(g_, bf16, x, c_, base, rows, t0, t1, reinterpret_cast<float*>(workspace.data()));
+        } else {
+          own::avx512::WinogradInputTiles(g_, static_cast<const uint16_t*>(x), c_, base, rows, t0, t1,
+                                          reinterpret_cast<uint16_t*>(workspace.data()));
+        }
       }
       try {
         SetThreads(threads_);
@@ -828,8 +870,13 @@ class WinogradBf16Kernel : public ShapedKernel {
       }
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
       for (int64_t i = 0; i < parts; ++i) {
-        own::avx512::WinogradOutputTiles(g_, m, k_, base, rows, base + rows * i / parts,
-                                         base + rows * (i + 1) / parts, has_bias_ ? bias_.data() : nullptr, relu_, y);
+        const int64_t t0 = base + rows * i / parts, t1 = base + rows * (i + 1) / parts;
+        const float* bias = has_bias_ ? bias_.data() : nullptr;
+        if (f32_) {
+          own::WinogradOutputTilesF32(g_, m, k_, base, rows, t0, t1, bias, relu_, bf16, y);
+        } else {
+          own::avx512::WinogradOutputTiles(g_, m, k_, base, rows, t0, t1, bias, relu_, static_cast<uint16_t*>(y));
+        }
       }
     }
     return absl::OkStatus();
@@ -838,13 +885,15 @@ class WinogradBf16Kernel : public ShapedKernel {
  private:
   std::string name_;
   int threads_ = 1;
+  bool f32_ = false;  // f32 V and U
+  DType storage_ = DType::kBF16;
   int64_t c_ = 0, k_ = 0;
   bool relu_ = false, has_bias_ = false;
   struct Block {
     dnnl::matmul prim;
     std::unordered_map<int, memory> args;
   };
-  own::avx512::WinogradTiles g_;
+  own::WinogradTiles g_;
   int64_t block_ = 0;  // tiles per block (the last may have fewer)
   std::vector<float> bias_;
   AlignedArray<uint8_t> u_;           // U for the matmuls
@@ -856,60 +905,79 @@ class WinogradBf16Kernel : public ShapedKernel {
 
 }  // namespace
 
-CpuEntry OneDnnWinogradBf16Entry() {
+namespace {
+
+CpuEntry WinogradF2Entry(bool f32_domain) {
   CpuEntry e;
-  e.id = "cpu.onednn.winograd_bf16";
+  e.id = f32_domain ? "cpu.onednn.winograd_2x2" : "cpu.onednn.winograd_bf16";
   e.ops = {"FusedConv"};
   e.params = ConvParamSpecs();
-  e.description = absl::StrCat(
-      "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= 40 tiles per image, no residual, none or ReLU) "
-      "at batches giving >= ",
-      kMinTiles, " tiles: own AVX-512 transforms around a batched oneDNN ", dnnl_version()->major, ".",
-      dnnl_version()->minor, " bf16 matmul over the 16 points per block of tiles; oneDNN's direct convolution below");
-  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+  const std::string version = absl::StrCat(dnnl_version()->major, ".", dnnl_version()->minor);
+  e.description =
+      f32_domain
+          ? absl::StrCat("f32 Winograd F(2x2, 3x3) for CPUs without AVX-512 (3x3 stride 1, >= 64 channels, >= 40 "
+                         "tiles per image, no residual, none or ReLU; f32, or bf16 widened) at batches giving >= ",
+                         kMinTilesF32, " tiles: own transforms around a batched oneDNN ", version,
+                         " f32 matmul over the 16 points per block of tiles; oneDNN's direct convolution below")
+          : absl::StrCat("bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= 40 tiles per image, no "
+                         "residual, none or ReLU) at batches giving >= ",
+                         kMinTiles, " tiles: own AVX-512 transforms around a batched oneDNN ", version,
+                         " bf16 matmul over the 16 points per block of tiles; oneDNN's direct convolution below");
+  const int64_t min_tiles = f32_domain ? kMinTilesF32 : kMinTiles;
+  const int64_t block = f32_domain ? kBlockTilesF32 : kBlockTiles;
+  e.accepts = [f32_domain, min_tiles, block](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
-    std::optional<ConvParams> p = ParseWinogradBf16(spec, &why);
+    std::optional<ConvParams> p = ParseWinogradF2(spec, f32_domain, &why);
     if (!p) return std::nullopt;
     // The batches up to this spec's (the plan's largest) at which the transform runs. A session
     // accepts the step at every batch, so whether it does cannot depend on the batch.
     const int64_t per = WinogradTilesPerImage(*p);
-    const int64_t lo = (kMinTiles + per - 1) / per;
+    const int64_t lo = (min_tiles + per - 1) / per;
     absl::StatusOr<Design> d = ConvDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
-    const std::string direct = absl::StrCat("oneDNN convolution ", d->pd.impl_info_str());
-    const std::string head = absl::StrCat("bf16 Winograd F(2x2, 3x3) in blocks of <= ", kBlockTiles, " tiles (", per,
-                                          " per image) at batch >= ", lo);
+    const std::string direct =
+        absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), ThroughF32Note(p->dtype));
+    const std::string head = absl::StrCat(f32_domain ? "f32" : "bf16", " Winograd F(2x2, 3x3) in blocks of <= ", block,
+                                          " tiles (", per, " per image) at batch >= ", lo);
     if (lo > p->n) {
       return absl::StrCat(head, ", so at this plan's batch", p->n > 1 ? absl::StrCat("es 1-", p->n) : " 1", ": ",
                           direct, " (", DescribeConv(*p), ")");
     }
-    return absl::StrCat(head, ": own AVX-512 transforms, batched oneDNN matmul",
-                        lo > 1 ? absl::StrCat("; batch 1-", lo - 1, ": ", direct) : "", " (", DescribeConv(*p), ")");
+    const std::string how = f32_domain ? absl::StrCat("own transforms (", CpuIsa(), ")", p->dtype == DType::kBF16 ? " widening bf16" : "",
+                                                      ", batched oneDNN f32 matmul")
+                                       : "own AVX-512 transforms, batched oneDNN matmul";
+    return absl::StrCat(head, ": ", how, lo > 1 ? absl::StrCat("; batch 1-", lo - 1, ": ", direct) : "", " (",
+                        DescribeConv(*p), ")");
   };
-  e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
+  e.pack = [f32_domain](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
-    if (!ParseWinogradBf16(spec, &why)) return Declined(spec, why);
+    if (!ParseWinogradF2(spec, f32_domain, &why)) return Declined(spec, why);
     const Operand& o = spec.inputs[index];
     Packed packed;  // plain: the session transforms the weights for its batch's matmul
     packed.bytes.assign(o.constant, o.constant + o.constant_bytes);
     return packed;
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+  e.create = [f32_domain, min_tiles](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
-    std::optional<ConvParams> p = ParseWinogradBf16(spec, &why);
+    std::optional<ConvParams> p = ParseWinogradF2(spec, f32_domain, &why);
     if (!p) return Declined(spec, why);
     const int64_t tiles = p->n * WinogradTilesPerImage(*p);
-    if (tiles < kMinTiles) {  // this batch: the direct convolution, as the reason says
+    if (tiles < min_tiles) {  // this batch: the direct convolution, as the reason says
       SetThreads(spec.threads);
       ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
       return MakeKernel(spec, *p, d, 1.0f);
     }
-    auto k = std::make_unique<WinogradBf16Kernel>();
-    RETURN_IF_ERROR(k->Init(spec, *p));
+    auto k = std::make_unique<WinogradF2Kernel>();
+    RETURN_IF_ERROR(k->Init(spec, *p, f32_domain));
     return std::unique_ptr<ShapedKernel>(std::move(k));
   };
   return e;
 }
+
+}  // namespace
+
+CpuEntry OneDnnWinogradBf16Entry() { return WinogradF2Entry(false); }
+CpuEntry OneDnnWinograd2x2Entry() { return WinogradF2Entry(true); }
 
 CpuEntry OneDnnConvEntry() {
   CpuEntry e;

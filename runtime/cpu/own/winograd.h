@@ -1,0 +1,33 @@
+// Winograd F(2x2, 3x3) transforms for the convolutions of runtime/cpu/blas/onednn_kernels.cc that
+// run the 16 products between them as one batched oneDNN matmul: the tile geometry, and the
+// portable f32 transforms (plain loops over the channels that the compiler vectorizes for the
+// kernels' x86-64-v3 target: AVX2 + FMA), which read and write f32 or bf16 NHWC activations. The
+// bf16 transforms with AVX512-BF16 are in winograd_avx512.h.
+//
+// Tiles: output rows 2ty, 2ty+1 and columns 2tx, 2tx+1 of image n are tile t = (n*th + ty)*tw + tx;
+// its 4x4 input window starts at row 2ty - pt, column 2tx - pl (zeros outside the image).
+// Winograd-domain arrays hold a block of `rows` tiles from tile `base` as [16][rows][channels],
+// point xi*4 + nu first, tile t at row t - base; a call handles the tiles [t0, t1) of the block.
+#pragma once
+
+#include <cstdint>
+
+
+namespace gcomp::cpu::own {
+
+struct WinogradTiles {
+  int64_t h = 0, w = 0, ho = 0, wo = 0;  // input and output rows / columns
+  int64_t pt = 0, pl = 0;                // top and left padding
+  int64_t th = 0, tw = 0, count = 0;     // tiles per column / row, tiles in all (T)
+};
+
+// V = B^T d B in f32 of tiles [t0, t1) of the NHWC input x (f32, or bf16 where `bf16`) with c channels.
+void WinogradInputTilesF32(const WinogradTiles& g, bool bf16, const void* x, int64_t c, int64_t base, int64_t rows,
+                           int64_t t0, int64_t t1, float* v);
+
+// The NHWC output y (f32, or bf16 where `bf16`; k channels) of tiles [t0, t1) from their f32 products
+// m: A^T M A, plus bias (f32 [k], or null), then max(0, .) where relu.
+void WinogradOutputTilesF32(const WinogradTiles& g, const float* m, int64_t k, int64_t base, int64_t rows, int64_t t0,
+                            int64_t t1, const float* bias, bool relu, bool bf16, void* y);
+
+}  // namespace gcomp::cpu::own
