@@ -579,6 +579,8 @@ const std::vector<GemmCase>& GemmCases() {
       {"many rows bias residual gelu_tanh", {300, 64}, 40, true, true, true, "gelu_tanh", 1.0f},
       {"wide N bias gelu", {2, 3, 40}, 1100, false, true, false, "gelu", 1.0f},
       {"long K many rows transB bias residual relu", {520, 1536}, 272, true, true, true, "relu", 1.0f},
+      // Rows of 4 KiB: written at a padded stride where oneDNN runs gemm:jit (below AVX-512).
+      {"N 1024 bias residual gelu", {37, 48}, 1024, false, true, true, "gelu", 1.0f},
   };
   return cases;
 }

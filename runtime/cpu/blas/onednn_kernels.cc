@@ -246,7 +246,20 @@ struct Design {
   tag plain_tag = tag::ab;
   bool has_bias = false;
   bool residual_binary = false;  // ResidualAsBinary: the residual is a post-op's SRC_1
+  bool padded_weights = false;   // PaddedWeightRows: not a dense layout, so stored plain in plans
 };
+
+// Whether a matmul's [K, N] weights get rows of N + kRowPad values: on implementations other than
+// brgemm (oneDNN 2.6's gemm:jit on CPUs without AVX-512), rows of a multiple of 4 KiB (N a multiple
+// of 1024) alias in the cache while the GEMM packs them. On a Zen 3 AVX2 core, M197 K768 (ViT-B/16's
+// MLP at batch 1, build/tools/bench/gemm_backends): N 2048, 3072 and 4096 ran at 74-90 GFLOP/s, N
+// 3088 at 178, and N 3072 with padded weight rows at 170-176. (Padding Y's rows instead changed
+// nothing.) Also below AVX-512 by the SIMD cap, so that tests run it on any CPU.
+constexpr int64_t kRowPad = 16;
+bool PaddedWeightRows(const GemmParams& p, const dnnl::primitive_desc& pd, dt a) {
+  return a == dt::f32 && !p.trans_b && p.n % 1024 == 0 &&
+         (std::string(pd.impl_info_str()).rfind("brg", 0) != 0 || own::CpuSimdLevel() < own::SimdLevel::kAvx512);
+}
 
 absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
   try {
@@ -293,6 +306,11 @@ absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
     d.has_bias = p.epi.has_bias;
     dnnl::matmul::desc desc(d.src, memory::desc({p.k, p.n}, a, tag::any), d.bias, d.dst);
     dnnl::matmul::primitive_desc pd(desc, MakeAttr(p.epi, d.dst), Engine());
+    if (PaddedWeightRows(p, pd, a)) {
+      dnnl::matmul::desc padded(d.src, memory::desc({p.k, p.n}, a, memory::dims{p.n + kRowPad, 1}), d.bias, d.dst);
+      pd = dnnl::matmul::primitive_desc(padded, MakeAttr(p.epi, d.dst), Engine());
+      d.padded_weights = true;
+    }
     d.residual_binary = ResidualAsBinary(p.epi, a);
     d.weights = pd.weights_desc();
     d.pd = pd;
@@ -347,7 +365,7 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
   // bf16 weights of a primitive that runs in f32 (no AVX-512 here): stored plain, so that the plan
   // keeps bf16 weights and a CPU with AVX-512 packs them for its bf16 primitive when it starts.
   const bool widened = spec.inputs[index].dtype == DType::kBF16 && d.weights.data_type() == dt::f32;
-  p.format = widened ? "" : EncodeDesc(d.weights);
+  p.format = widened || d.padded_weights ? "" : EncodeDesc(d.weights);
   if (p.format.empty()) {
     // Not encodable: stored plain, reordered (and scaled) by create.
     const Operand& o = spec.inputs[index];
@@ -527,7 +545,9 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
     if (!p || !DtypesSupported(p->dtype)) return std::nullopt;
     absl::StatusOr<Design> d = GemmDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
-    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " (", DescribeGemm(*p), ")", ThroughF32Note(p->dtype));
+    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " (", DescribeGemm(*p), ")",
+                        d->padded_weights ? absl::StrCat(", weight rows padded to ", p->n + kRowPad, " values") : "",
+                        ThroughF32Note(p->dtype));
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
