@@ -17,7 +17,10 @@
 namespace gcomp::cli {
 
 int Run(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch", "--batch-part", "--threads"}, {"--reference"});
+  auto args = ParseArgs(argc, argv, 2,
+                        {"--input", "--target", "--output-dir", "--precision", "--keep-fp32", "--level", "--passes",
+                         "--calibration", "--batch", "--batch-part", "--threads"},
+                        {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("run takes one PLAN or MODEL.onnx"));
   // --reference, or an explicit --passes list: the graph lowered for --target runs on the reference
@@ -27,7 +30,8 @@ int Run(int argc, char** argv) {
   if (absl::Status s = CheckTargetAndLevel(*args, true, any_target); !s.ok()) return Report(s);
   int threads = DefaultThreads();
   if (args->Has("--threads") && (!absl::SimpleAtoi(args->Get("--threads"), &threads) || threads < 1 || threads > 256)) {
-    return Report(absl::InvalidArgumentError(absl::StrCat("--threads '", args->Get("--threads"), "', expected 1..256")));
+    return Report(
+        absl::InvalidArgumentError(absl::StrCat("--threads '", args->Get("--threads"), "', expected 1..256")));
   }
   auto exe = Executable::Open(*args, args->positional[0], threads);
   if (!exe.ok()) return Report(exe.status());

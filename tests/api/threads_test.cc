@@ -25,7 +25,8 @@ gcomp::HostTensor Input(const gcomp::TensorInfo& info, int64_t batch) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>((i * 7919 + batch * 31) % 2003) / 1001.0f - 1.0f;
+  for (int64_t i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = static_cast<float>((i * 7919 + batch * 31) % 2003) / 1001.0f - 1.0f;
   return gcomp::HostTensor::Float32(info.name, shape, v);
 }
 
@@ -97,9 +98,10 @@ int CheckPlan(const std::string& path, int iterations, int kernel_threads) {
   for (std::thread& th : threads) th.join();
   const bool ok = mismatches == 0 && errors == 0 && (count_differs == 0 || !HasAvx512());
   std::cout << (ok ? "PASS " : "FAIL ") << path << ": 8 threads (kernel threads "
-            << (kernel_threads > 0 ? std::to_string(kernel_threads) : std::string("1/2/3")) << "), "
-            << runs << " runs at batch 1.." << max_batch << ", " << mismatches
-            << " differ from a lone session's run at their thread count, " << errors << " errors; the lone runs at 2 and 3 "
+            << (kernel_threads > 0 ? std::to_string(kernel_threads) : std::string("1/2/3")) << "), " << runs
+            << " runs at batch 1.." << max_batch << ", " << mismatches
+            << " differ from a lone session's run at their thread count, " << errors
+            << " errors; the lone runs at 2 and 3 "
             << "threads differ from 1 thread's at " << count_differs << " of " << 2 * max_batch << " batch sizes\n";
   return ok ? 0 : 1;
 }

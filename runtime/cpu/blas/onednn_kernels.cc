@@ -18,10 +18,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <utility>
-#include <vector>
 #include <cstring>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -117,6 +117,9 @@ std::string EncodeDesc(const memory::desc& d) {
 // The packed layout of format `f`, when `f` is an encoded oneDNN 2.6 blocked layout with the dims
 // and data type of `logical` (the layout this step's primitive wants); nullopt for anything else,
 // before oneDNN sees it: a plan file is untrusted, and oneDNN trusts a descriptor's fields.
+// Padding of the weight rows that PaddedWeightRows asks for, in values.
+constexpr int64_t kRowPad = 16;
+
 std::optional<memory::desc> DecodeDesc(const std::string& f, const memory::desc& logical) {
   const size_t p = sizeof(kFormatPrefix) - 1;
   if (f.compare(0, p, kFormatPrefix) != 0 || f.size() != p + 2 * sizeof(dnnl_memory_desc_t)) return std::nullopt;
@@ -165,6 +168,11 @@ std::optional<memory::desc> DecodeDesc(const std::string& f, const memory::desc&
     }
     const int64_t extent = md.padded_dims[k] / per_dim_block[k];
     if (extent > 1) outer.emplace_back(blk.strides[k], extent);
+  }
+  // Or [K, N] rows padded by kRowPad values (PaddedWeightRows): unblocked, N dense.
+  if (md.ndims == 2 && blk.inner_nblks == 0 && md.padded_dims[0] == md.dims[0] && md.padded_dims[1] == md.dims[1] &&
+      blk.strides[1] == 1 && blk.strides[0] == md.dims[1] + kRowPad) {
+    return memory::desc(md);
   }
   std::sort(outer.begin(), outer.end());
   int64_t expected = inner;
@@ -246,7 +254,7 @@ struct Design {
   tag plain_tag = tag::ab;
   bool has_bias = false;
   bool residual_binary = false;  // ResidualAsBinary: the residual is a post-op's SRC_1
-  bool padded_weights = false;   // PaddedWeightRows: not a dense layout, so stored plain in plans
+  bool padded_weights = false;   // PaddedWeightRows
 };
 
 // Whether a matmul's [K, N] weights get rows of N + kRowPad values: on implementations other than
@@ -254,8 +262,8 @@ struct Design {
 // of 1024) alias in the cache while the GEMM packs them. On a Zen 3 AVX2 core, M197 K768 (ViT-B/16's
 // MLP at batch 1, build/tools/bench/gemm_backends): N 2048, 3072 and 4096 ran at 74-90 GFLOP/s, N
 // 3088 at 178, and N 3072 with padded weight rows at 170-176. (Padding Y's rows instead changed
-// nothing.) Also below AVX-512 by the SIMD cap, so that tests run it on any CPU.
-constexpr int64_t kRowPad = 16;
+// nothing.) Plans store them padded (DecodeDesc takes this one layout with gaps). Also below
+// AVX-512 by the SIMD cap, so that tests run it on any CPU.
 bool PaddedWeightRows(const GemmParams& p, const dnnl::primitive_desc& pd, dt a) {
   return a == dt::f32 && !p.trans_b && p.n % 1024 == 0 &&
          (std::string(pd.impl_info_str()).rfind("brg", 0) != 0 || own::CpuSimdLevel() < own::SimdLevel::kAvx512);
@@ -365,7 +373,7 @@ absl::StatusOr<Packed> PackWeights(const KernelSpec& spec, size_t index, const D
   // bf16 weights of a primitive that runs in f32 (no AVX-512 here): stored plain, so that the plan
   // keeps bf16 weights and a CPU with AVX-512 packs them for its bf16 primitive when it starts.
   const bool widened = spec.inputs[index].dtype == DType::kBF16 && d.weights.data_type() == dt::f32;
-  p.format = widened || d.padded_weights ? "" : EncodeDesc(d.weights);
+  p.format = widened ? "" : EncodeDesc(d.weights);
   if (p.format.empty()) {
     // Not encodable: stored plain, reordered (and scaled) by create.
     const Operand& o = spec.inputs[index];
@@ -521,7 +529,7 @@ class OneDnnKernel : public ShapedKernel {
 
 template <typename Params>
 absl::StatusOr<std::unique_ptr<ShapedKernel>> MakeKernel(const KernelSpec& spec, const Params& p, const Design& d,
-                                                   float scale) {
+                                                         float scale) {
   auto k = std::make_unique<OneDnnKernel>();
   RETURN_IF_ERROR(k->Init(spec, d, scale, p.epi.has_residual));
   return std::unique_ptr<ShapedKernel>(std::move(k));
@@ -671,7 +679,7 @@ class WinogradKernel : public ShapedKernel {
   BoundPrimitive p_;
   dnnl::reorder to_blocked_, to_nhwc_;
   memory x_mem_, y_mem_;
-  size_t x_bytes_ = 0, y_bytes_ = 0;      // blocked X (rounded up to 64 bytes) and Y in the workspace
+  size_t x_bytes_ = 0, y_bytes_ = 0;     // blocked X (rounded up to 64 bytes) and Y in the workspace
   AlignedArray<uint8_t> own_workspace_;  // Run without a session's workspace (kernel tests)
 };
 
@@ -809,8 +817,7 @@ class WinogradF2Kernel : public ShapedKernel {
       const memory::desc plain_u({16, c_, k_}, vdt, tag::abc);
       auto make = [&](int64_t rows) {
         return dnnl::matmul::primitive_desc(
-            dnnl::matmul::desc(memory::desc({16, rows, c_}, vdt, tag::abc),
-                               memory::desc({16, c_, k_}, vdt, tag::any),
+            dnnl::matmul::desc(memory::desc({16, rows, c_}, vdt, tag::abc), memory::desc({16, c_, k_}, vdt, tag::any),
                                memory::desc({16, rows, k_}, dt::f32, tag::abc)),
             Engine());
       };
@@ -916,8 +923,8 @@ class WinogradF2Kernel : public ShapedKernel {
   own::WinogradTiles g_;
   int64_t block_ = 0;  // tiles per block (the last may have fewer)
   std::vector<float> bias_;
-  AlignedArray<uint8_t> u_;           // U for the matmuls
-  size_t v_bytes_ = 0, m_bytes_ = 0;  // V (rounded up to 64 bytes) and M of one block, in the workspace
+  AlignedArray<uint8_t> u_;              // U for the matmuls
+  size_t v_bytes_ = 0, m_bytes_ = 0;     // V (rounded up to 64 bytes) and M of one block, in the workspace
   AlignedArray<uint8_t> own_workspace_;  // Run without a session's workspace (kernel tests)
   dnnl::stream stream_;
   std::vector<Block> matmuls_;  // [0]: a full block, [1]: the last
@@ -933,16 +940,17 @@ CpuEntry WinogradF2Entry(bool f32_domain) {
   e.ops = {"FusedConv"};
   e.params = ConvParamSpecs();
   const std::string version = absl::StrCat(dnnl_version()->major, ".", dnnl_version()->minor);
-  e.description =
-      f32_domain
-          ? absl::StrCat("f32 Winograd F(2x2, 3x3) for CPUs without AVX-512 (3x3 stride 1, >= 64 channels, >= 40 "
-                         "tiles per image, no residual, none or ReLU; f32, or bf16 widened) at batches giving >= ",
-                         kMinTilesF32, " tiles: own transforms around a batched oneDNN ", version,
-                         " f32 matmul over the 16 points per block of tiles; oneDNN's direct convolution below")
-          : absl::StrCat("bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= 40 tiles per image, no "
-                         "residual, none or ReLU) at batches giving >= ",
-                         kMinTiles, " tiles: own AVX-512 transforms around a batched oneDNN ", version,
-                         " bf16 matmul over the 16 points per block of tiles; oneDNN's direct convolution below");
+  e.description = f32_domain
+                      ? absl::StrCat(
+                            "f32 Winograd F(2x2, 3x3) for CPUs without AVX-512 (3x3 stride 1, >= 64 channels, >= 40 "
+                            "tiles per image, no residual, none or ReLU; f32, or bf16 widened) at batches giving >= ",
+                            kMinTilesF32, " tiles: own transforms around a batched oneDNN ", version,
+                            " f32 matmul over the 16 points per block of tiles; oneDNN's direct convolution below")
+                      : absl::StrCat(
+                            "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= 40 tiles per image, no "
+                            "residual, none or ReLU) at batches giving >= ",
+                            kMinTiles, " tiles: own AVX-512 transforms around a batched oneDNN ", version,
+                            " bf16 matmul over the 16 points per block of tiles; oneDNN's direct convolution below");
   const int64_t min_tiles = f32_domain ? kMinTilesF32 : kMinTiles;
   const int64_t block = f32_domain ? kBlockTilesF32 : kBlockTiles;
   e.accepts = [f32_domain, min_tiles, block](const KernelSpec& spec) -> std::optional<std::string> {
@@ -955,17 +963,17 @@ CpuEntry WinogradF2Entry(bool f32_domain) {
     const int64_t lo = (min_tiles + per - 1) / per;
     absl::StatusOr<Design> d = ConvDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
-    const std::string direct =
-        absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), ThroughF32Note(p->dtype));
+    const std::string direct = absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), ThroughF32Note(p->dtype));
     const std::string head = absl::StrCat(f32_domain ? "f32" : "bf16", " Winograd F(2x2, 3x3) in blocks of <= ", block,
                                           " tiles (", per, " per image) at batch >= ", lo);
     if (lo > p->n) {
       return absl::StrCat(head, ", so at this plan's batch", p->n > 1 ? absl::StrCat("es 1-", p->n) : " 1", ": ",
                           direct, " (", DescribeConv(*p), ")");
     }
-    const std::string how = f32_domain ? absl::StrCat("own transforms (", CpuIsa(), ")", p->dtype == DType::kBF16 ? " widening bf16" : "",
-                                                      ", batched oneDNN f32 matmul")
-                                       : "own AVX-512 transforms, batched oneDNN matmul";
+    const std::string how =
+        f32_domain ? absl::StrCat("own transforms (", CpuIsa(), ")", p->dtype == DType::kBF16 ? " widening bf16" : "",
+                                  ", batched oneDNN f32 matmul")
+                   : "own AVX-512 transforms, batched oneDNN matmul";
     return absl::StrCat(head, ": ", how, lo > 1 ? absl::StrCat("; batch 1-", lo - 1, ": ", direct) : "", " (",
                         DescribeConv(*p), ")");
   };

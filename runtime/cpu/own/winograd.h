@@ -12,7 +12,6 @@
 
 #include <cstdint>
 
-
 namespace gcomp::cpu::own {
 
 struct WinogradTiles {
