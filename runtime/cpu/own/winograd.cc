@@ -47,15 +47,8 @@ void InputTiles(const WinogradTiles& g, const T* x, int64_t c, int64_t base, int
   alignas(64) float d[4][4][kChunk];
   alignas(64) float r[4][4][kChunk];
   for (int64_t t = t0; t < t1; ++t) {
-    const int64_t n = t / (g.th * g.tw), ty = (t / g.tw) % g.th, tx = t % g.tw;
-    const int64_t y0 = 2 * ty - g.pt, x0 = 2 * tx - g.pl;
     const T* px[4][4];
-    for (int i = 0; i < 4; ++i) {
-      for (int j = 0; j < 4; ++j) {
-        const int64_t iy = y0 + i, ix = x0 + j;
-        px[i][j] = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? x + ((n * g.h + iy) * g.w + ix) * c : nullptr;
-      }
-    }
+    WinogradWindow(g, x, c, t, px);
     for (int64_t c0 = 0; c0 < c; c0 += kChunk) {
       const int64_t nc = std::min(kChunk, c - c0);
       for (int i = 0; i < 4; ++i) {

@@ -20,6 +20,26 @@ struct WinogradTiles {
   int64_t th = 0, tw = 0, count = 0;     // tiles per column / row, tiles in all (T)
 };
 
+// Internal linkage: winograd.cc and winograd_avx512.cc each compile their own copy with their own
+// instruction sets.
+namespace {
+
+// The 4x4 input window of tile t of the NHWC x (c channels): its pixels' first channels, null for
+// padding.
+template <typename T>
+inline void WinogradWindow(const WinogradTiles& g, const T* x, int64_t c, int64_t t, const T* px[4][4]) {
+  const int64_t n = t / (g.th * g.tw), ty = (t / g.tw) % g.th, tx = t % g.tw;
+  const int64_t y0 = 2 * ty - g.pt, x0 = 2 * tx - g.pl;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const int64_t iy = y0 + i, ix = x0 + j;
+      px[i][j] = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? x + ((n * g.h + iy) * g.w + ix) * c : nullptr;
+    }
+  }
+}
+
+}  // namespace
+
 // V = B^T d B in f32 of tiles [t0, t1) of the NHWC input x (f32, or bf16 where `bf16`) with c channels.
 void WinogradInputTilesF32(const WinogradTiles& g, bool bf16, const void* x, int64_t c, int64_t base, int64_t rows,
                            int64_t t0, int64_t t1, float* v);

@@ -12,16 +12,8 @@ void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, in
                         int64_t t1, uint16_t* v) {
   const int64_t plane = rows * c;  // one Winograd point's [rows][c]
   for (int64_t t = t0; t < t1; ++t) {
-    const int64_t n = t / (g.th * g.tw), ty = (t / g.tw) % g.th, tx = t % g.tw;
-    const int64_t y0 = 2 * ty - g.pt, x0 = 2 * tx - g.pl;
-    // The window's pixels inside the image (null: padding).
     const uint16_t* px[4][4];
-    for (int i = 0; i < 4; ++i) {
-      for (int j = 0; j < 4; ++j) {
-        const int64_t iy = y0 + i, ix = x0 + j;
-        px[i][j] = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? x + ((n * g.h + iy) * g.w + ix) * c : nullptr;
-      }
-    }
+    WinogradWindow(g, x, c, t, px);
     for (int64_t c0 = 0; c0 < c; c0 += 16) {
       const __mmask16 m = Lanes(c - c0);
       __m512 d[4][4];
