@@ -51,8 +51,13 @@ int CheckPlan(const std::string& path, int iterations, int kernel_threads) {
   // The reference for every batch size and kernel thread count, from one session at a time. On
   // CPUs with AVX-512 the counts agree bit for bit; without it oneDNN 2.6's gemm:jit splits some
   // matmuls' reductions by the thread count, and they may differ in the last bits (reported).
+  // Only the counts the threads below use (and 1): under ThreadSanitizer that is 1 alone, since
+  // an OpenMP team's handoffs are invisible to it (tools/test.sh --tsan).
+  std::vector<int> counts = {1};
+  if (kernel_threads > 1) counts.push_back(kernel_threads);
+  if (kernel_threads <= 0) counts.insert(counts.end(), {2, 3});
   std::map<std::pair<int64_t, int>, std::vector<uint8_t>> reference;
-  for (int kt = 1; kt <= 3; ++kt) {
+  for (int kt : counts) {
     auto s = gcomp::Session::Create(*plan, {.threads = kt});
     if (!s.ok()) {
       std::cerr << "FAIL " << s.status().message() << "\n";
@@ -69,7 +74,9 @@ int CheckPlan(const std::string& path, int iterations, int kernel_threads) {
   }
   int count_differs = 0;
   for (int64_t b = 1; b <= max_batch; ++b) {
-    for (int kt = 2; kt <= 3; ++kt) count_differs += reference[{b, kt}] != reference[{b, 1}];
+    for (size_t i = 1; i < counts.size(); ++i) {
+      count_differs += reference[{b, counts[i]}] != reference[{b, 1}];
+    }
   }
   std::vector<gcomp::HostTensor> inputs;
   for (int64_t b = 1; b <= max_batch; ++b) inputs.push_back(Input(info, b));
@@ -101,8 +108,8 @@ int CheckPlan(const std::string& path, int iterations, int kernel_threads) {
             << (kernel_threads > 0 ? std::to_string(kernel_threads) : std::string("1/2/3")) << "), " << runs
             << " runs at batch 1.." << max_batch << ", " << mismatches
             << " differ from a lone session's run at their thread count, " << errors
-            << " errors; the lone runs at 2 and 3 "
-            << "threads differ from 1 thread's at " << count_differs << " of " << 2 * max_batch << " batch sizes\n";
+            << " errors; the lone runs at more threads differ from 1 thread's at " << count_differs << " of "
+            << (counts.size() - 1) * max_batch << " batch sizes\n";
   return ok ? 0 : 1;
 }
 
