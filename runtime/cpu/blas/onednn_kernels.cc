@@ -342,7 +342,9 @@ absl::Status ReorderWeights(const KernelSpec& spec, const Design& d, const std::
         return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': weights have ", w.constant_bytes,
                                                        " bytes, expected ", NumElements(w.dims) * DTypeSize(w.dtype)));
       }
-      if (w.dtype == DType::kF16 || scale != 1.0f) {
+      // f16, scaled, or bf16 for an f32 primitive: widened here first (oneDNN 2.6 reorders bf16 to
+      // f32 across layouts element by element, 11 ms for a 512x1024 matrix on an AVX2 core).
+      if (w.dtype == DType::kF16 || scale != 1.0f || (w.dtype == DType::kBF16 && d.weights.data_type() == dt::f32)) {
         ASSIGN_OR_RETURN(staged, ConstantF32(spec, 1));
         for (float& v : staged) v *= scale;
         src_md = memory::desc(d.plain_weights.dims(), dt::f32, d.plain_tag);
@@ -351,6 +353,13 @@ absl::Status ReorderWeights(const KernelSpec& spec, const Design& d, const std::
     } else if (w.constant_bytes != from->get_size()) {
       return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "': packed weights have ", w.constant_bytes,
                                                      " bytes, their format says ", from->get_size()));
+    } else if (from->data_type() == dt::bf16 && d.weights.data_type() == dt::f32) {
+      // Packed as bf16 for a CPU with AVX-512: widened in their own layout, then reordered in f32.
+      staged.resize(w.constant_bytes / 2);
+      LoadF32(DType::kBF16, w.constant, staged.data(), static_cast<int64_t>(staged.size()));
+      src_md = *from;
+      src_md.data.data_type = dnnl_f32;
+      src = staged.data();
     }
     memory src_mem(src_md, Engine(), const_cast<void*>(src));
     memory dst_mem(d.weights, Engine(), out);
