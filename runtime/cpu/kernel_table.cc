@@ -54,6 +54,7 @@ class PerBatchKernel : public runtime::Kernel {
 const std::vector<CpuEntry>& CpuEntries() {
   static const std::vector<CpuEntry> kEntries = [] {
     std::vector<CpuEntry> t = own::GemmEntries();
+    for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : BlasKernelEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : OwnKernelEntries()) t.push_back(std::move(e));
     return t;

@@ -98,6 +98,7 @@ const CpuEntry& Entry(const std::string& id) {
   static const std::vector<CpuEntry> entries = [] {
     std::vector<CpuEntry> t = BlasKernelEntries();
     for (CpuEntry& e : own::GemmEntries()) t.push_back(std::move(e));
+    for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     return t;
   }();
   for (const CpuEntry& e : entries) {
@@ -854,6 +855,130 @@ TEST(AmxGemm, NanStaysNanThroughReluAndClip) {
     Options o;
     o.dtype = DType::kBF16;
     std::optional<std::vector<float>> y = RunKernel(Entry("cpu.amx.gemm"), "FusedGemm", ins, attrs, {4, 40}, o);
+    ASSERT_TRUE(y.has_value()) << act;
+    for (int64_t j = 0; j < 40; ++j) {
+      EXPECT_TRUE(std::isnan((*y)[j])) << act << " column " << j;
+      EXPECT_TRUE(std::isfinite((*y)[40 + j])) << act << " column " << j;
+    }
+  }
+}
+
+// The own AVX2 fp32 GEMM (cpu.avx2.gemm / cpu.avx2.matmul) against the reference, in f32 and bf16
+// storage, the CPU capped at AVX2 while the plan is packed (where the table chooses it): rows off
+// its 6-row tiles, columns off its 16-column panels (masked stores), fewer columns than one
+// vector, K of 1, every activation it takes, alpha, transB, a residual in place, weights packed at
+// another batch or plain, 1 and 2 threads, and run both capped and on the whole CPU (a plan made
+// without AVX-512 runs on a CPU with it).
+TEST(Avx2Gemm, MatchesReference) {
+  const std::vector<GemmCase> cases = {
+      {"tails bias relu", {2, 37, 100}, 100, false, true, false, "relu", 1.0f},
+      {"197 rows transB residual relu", {197, 768}, 64, true, true, true, "relu", 1.0f},
+      {"5 rows alpha clip", {5, 1024}, 48, false, true, false, "clip", 0.5f},
+      {"1 row transB bias (a classifier)", {1, 2048}, 1000, true, true, false, "none", 1.0f},
+      {"49 rows residual relu", {49, 512}, 2048, false, true, true, "relu", 1.0f},
+      {"7 columns K 3", {13, 3}, 7, false, false, false, "none", 1.0f},
+      {"gelu bias", {2, 31, 96}, 72, false, true, false, "gelu", 1.0f},
+      {"gelu transB residual", {20, 200}, 40, true, true, true, "gelu", 1.0f},
+      {"K 1 residual", {8, 1}, 20, true, true, true, "none", 2.0f},
+  };
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (const GemmCase& c : cases) {
+      Attributes attrs;
+      std::vector<In> ins = GemmInputs(c, t, &attrs);
+      for (int threads : {1, 2}) {
+        for (int64_t pack_batch : {int64_t{-1}, int64_t{0}, int64_t{3}}) {
+          for (bool run_capped : {true, false}) {
+            Options o;
+            o.dtype = t;
+            o.threads = threads;
+            o.pack = pack_batch >= 0;
+            o.pack_batch = std::max<int64_t>(pack_batch, 0);
+            o.pack_cap = own::SimdLevel::kAvx2;
+            if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+            o.workspace = t == DType::kBF16;  // A widened
+            o.reason_has = t == DType::kBF16 ? "bf16 storage widened to f32 in the tiles" : "own AVX2 fp32 GEMM";
+            EXPECT_TRUE(Check("cpu.avx2.gemm", "FusedGemm", ins, attrs, o, c.what)) << c.what;
+            if (c.residual && o.pack) {
+              o.in_place = true;
+              EXPECT_TRUE(Check("cpu.avx2.gemm", "FusedGemm", ins, attrs, o, c.what + " in place")) << c.what;
+            }
+          }
+        }
+      }
+    }
+    Attributes none;
+    std::vector<In> mm = {Random({3, 7, 200}, false, 41, t), Random({200, 40}, true, 42, t)};
+    for (bool pack : {false, true}) {
+      Options o;
+      o.dtype = t;
+      o.pack = pack;
+      o.pack_cap = o.run_cap = own::SimdLevel::kAvx2;
+      EXPECT_TRUE(Check("cpu.avx2.matmul", "MatMul", mm, none, o, "[3,7,200] x [200,40]")) << DTypeName(t);
+    }
+  }
+}
+
+// bf16 storage computes what f32 storage does on the same (bf16-exact) values and rounds each
+// result once as StoreF32 does (nearest even, ties included): the two runs agree bit for bit
+// after rounding the f32 one, through bias, residual and every activation, NaN and infinity too.
+TEST(Avx2Gemm, Bf16RoundsTheF32ResultOnce) {
+  for (const char* act : {"none", "relu", "clip", "gelu"}) {
+    const GemmCase c = {"bf16 rounding", {2, 37, 100}, 45, true, true, true, act, 1.0f};
+    Attributes attrs;
+    std::vector<In> ins = GemmInputs(c, DType::kBF16, &attrs);  // values exact in bf16
+    ins[0].v[5] = std::nanf("");                                 // row 0: NaN
+    ins[0].v[100 + 7] = RoundToStorage(1e38f, DType::kBF16);          // row 1: beyond bf16's range after the sum
+    ins[0].v[200 + 7] = RoundToStorage(-3e38f, DType::kBF16);
+    Options f32;
+    f32.run_cap = own::SimdLevel::kAvx2;
+    Options bf16 = f32;
+    bf16.dtype = DType::kBF16;
+    std::optional<std::vector<float>> a = RunKernel(Entry("cpu.avx2.gemm"), "FusedGemm", ins, attrs, {2, 37, 45}, f32);
+    std::optional<std::vector<float>> b = RunKernel(Entry("cpu.avx2.gemm"), "FusedGemm", ins, attrs, {2, 37, 45}, bf16);
+    ASSERT_TRUE(a && b) << act;
+    ASSERT_EQ(a->size(), b->size());
+    std::vector<uint16_t> rounded(a->size());
+    StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
+    const std::vector<uint8_t> got = Store(DType::kBF16, *b);  // b holds bf16 values: exact
+    ASSERT_EQ(got.size(), rounded.size() * 2);
+    EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0) << act;
+    EXPECT_TRUE(std::isnan((*b)[0])) << act;
+  }
+}
+
+// What the AVX2 entries leave to oneDNN: f16 storage, the tanh GELU epilogue, and every
+// GEMM on a CPU with AVX-512 (oneDNN's kernels use the wider registers there).
+TEST(Avx2Gemm, Declines) {
+  const std::vector<std::pair<GemmCase, DType>> declined = {
+      {{"f16", {8, 64}, 40, false, true, false, "none", 1.0f}, DType::kF16},
+      {{"gelu_tanh", {8, 64}, 40, false, true, false, "gelu_tanh", 1.0f}, DType::kF32},
+  };
+  for (const auto& [c, t] : declined) {
+    Attributes attrs;
+    std::vector<In> ins = GemmInputs(c, t, &attrs);
+    Options o;
+    o.dtype = t;
+    o.run_cap = own::SimdLevel::kAvx2;
+    EXPECT_FALSE(Check("cpu.avx2.gemm", "FusedGemm", ins, attrs, o, c.what)) << c.what;
+  }
+  const GemmCase c = {"fp32", {8, 64}, 40, false, true, false, "relu", 1.0f};
+  Attributes attrs;
+  std::vector<In> ins = GemmInputs(c, DType::kF32, &attrs);
+  const bool wider = own::CpuSimdLevel() != own::SimdLevel::kAvx2;
+  EXPECT_EQ(Check("cpu.avx2.gemm", "FusedGemm", ins, attrs, Options{}, "fp32 on the whole CPU"), !wider)
+      << own::SimdLevelName(own::CpuSimdLevel());
+}
+
+// A NaN in A makes its row of Y NaN through ReLU, Clip and GELU, as in the reference.
+TEST(Avx2Gemm, NanStaysNanThroughReluClipAndGelu) {
+  for (const char* act : {"relu", "clip", "gelu"}) {
+    const GemmCase c = {"nan", {4, 64}, 40, false, true, false, act, 1.0f};
+    Attributes attrs;
+    std::vector<In> ins = GemmInputs(c, DType::kF32, &attrs);
+    ins[0].v[3] = std::nanf("");  // row 0
+    Options o;
+    o.run_cap = own::SimdLevel::kAvx2;
+    std::optional<std::vector<float>> y = RunKernel(Entry("cpu.avx2.gemm"), "FusedGemm", ins, attrs, {4, 40}, o);
     ASSERT_TRUE(y.has_value()) << act;
     for (int64_t j = 0; j < 40; ++j) {
       EXPECT_TRUE(std::isnan((*y)[j])) << act << " column " << j;

@@ -13,6 +13,8 @@ std::vector<CpuEntry> OwnKernelEntries();
 // oneDNN's.
 namespace own {
 std::vector<CpuEntry> GemmEntries();
+// The own fp32 GEMM entries on AVX2 + FMA (gemm_avx2.cc), chosen where the CPU has no AVX-512.
+std::vector<CpuEntry> Avx2GemmEntries();
 }  // namespace own
 
 }  // namespace gcomp::cpu

@@ -9,6 +9,7 @@ target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_amx.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_avx2.cc
   ${CMAKE_CURRENT_LIST_DIR}/layernorm.cc
   ${CMAKE_CURRENT_LIST_DIR}/layernorm_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/layout.cc

@@ -1,0 +1,365 @@
+// cpu.avx2.gemm and cpu.avx2.matmul: fp32 FusedGemm / MatMul steps on AVX2 + FMA, with the
+// epilogue (bias, residual, activation) applied to each 6 x 16 tile as it leaves the registers.
+//
+// They take fp32 steps (A, B, Y) and bf16-storage steps (A, Z, Y bf16; B bf16 or f32) with
+// activation none, relu, clip or gelu (erf), on CPUs whose best vector unit is AVX2 (CpuSimdLevel() kAvx2: no
+// AVX-512); elsewhere oneDNN's GEMMs are chosen, which use the wider registers. bf16 steps widen A
+// into the session's workspace once per run, keep B widened to f32 in the panels, and read Z and
+// round Y (to nearest even, NaN kept quiet) in the tiles' epilogue. A plan that chose them runs on any x86-64-v3 CPU (they need only AVX2 and
+// FMA, which the library is built for). oneDNN 2.6's gemm:jit reaches about 80 GFLOP/s on
+// ResNet-50's stage-4 1x1 layers (49 rows at batch 1) on a Zen 3 core pair, where these tiles
+// keep the weights' panel in L1 and each row of A in registers (README, "CPU runtime and plans").
+//
+// Weights: `pack` stores B (alpha folded in) in panels of 16 columns: panel p is K rows of the 16
+// floats B[k, 16p .. 16p + 15] (zero past N), contiguous, so a panel streams in order; format
+// kPackedFormat. `create` takes those, or packs plain weights itself.
+//
+// Work: row blocks of 6 x panels of 16 columns, each tile over the whole K in 12 ymm accumulators
+// (6 rows x 2 vectors), split between the threads as gemm_split.h says.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "runtime/cpu/blas/fused_params.h"
+#include "runtime/cpu/erf_rational.h"
+#include "runtime/cpu/own/common.h"
+#include "runtime/cpu/own/entries.h"
+#include "runtime/cpu/own/gemm_split.h"
+#include "runtime/cpu/own/simd.h"
+#include "runtime/fused_op.h"
+
+namespace gcomp::cpu::own {
+namespace {
+
+using runtime::GemmParams;
+
+constexpr char kPackedFormat[] = "avx2-f32-panels16";
+constexpr int64_t kPanelCols = 16;
+constexpr int64_t kBlockRows = 6;
+
+int64_t Panels(int64_t n) { return (n + kPanelCols - 1) / kPanelCols; }
+int64_t PackedElements(int64_t k, int64_t n) { return Panels(n) * kPanelCols * k; }
+
+std::optional<GemmParams> Parse(const KernelSpec& spec, std::string* why) {
+  std::optional<GemmParams> p = runtime::ParseGemm(spec, why);
+  if (!p) return std::nullopt;
+  const bool f32 = p->dtype == DType::kF32 && p->wdtype == DType::kF32;
+  const bool bf16 = p->dtype == DType::kBF16 && (p->wdtype == DType::kBF16 || p->wdtype == DType::kF32);
+  if (!f32 && !bf16) {
+    *why = absl::StrCat("A, Z and Y ", DTypeName(p->dtype), ", B ", DTypeName(p->wdtype),
+                        ": not fp32, nor bf16 with bf16 or fp32 weights");
+    return std::nullopt;
+  }
+  if (p->epi.act == Activation::kGeluTanh) {
+    *why = "activation gelu_tanh is not none, relu, clip or gelu";
+    return std::nullopt;
+  }
+  return p;  // ParseGemm has checked that a bias is a constant
+}
+
+absl::Status Declined(const KernelSpec& spec, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): cpu.avx2.gemm: ", why));
+}
+
+// B times alpha in the panel layout above, into dst (PackedElements(K, N) floats).
+absl::Status PackPanels(const KernelSpec& spec, const GemmParams& p, float* dst) {
+  ASSIGN_OR_RETURN(std::vector<float> w, blas::ConstantF32(spec, 1));
+  const int64_t k = p.k, n = p.n;
+  for (int64_t pn = 0; pn < Panels(n); ++pn) {
+    for (int64_t row = 0; row < k; ++row, dst += kPanelCols) {
+      for (int64_t c = 0; c < kPanelCols; ++c) {
+        const int64_t col = pn * kPanelCols + c;
+        dst[c] = col < n ? p.alpha * w[p.trans_b ? col * k + row : row * n + col] : 0.0f;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+struct Operands {
+  const float* a = nullptr;        // [M, K] row-major (bf16 steps: widened)
+  const float* b = nullptr;        // panels
+  const float* bias = nullptr;     // [Panels(N) * 16] zero-padded, or nullptr
+  const void* residual = nullptr;  // Z [M, N] (f32 or bf16, as Y) or nullptr; may be Y itself
+  void* y = nullptr;
+  int64_t m = 0, k = 0, n = 0;
+  Activation act = Activation::kNone;
+  float clip_min = 0.0f, clip_max = 0.0f;
+};
+
+// Lanes [0, cols) of a vector of 8 set (cols may be <= 0 or >= 8).
+__m256i LaneMask(int64_t cols) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp<int64_t>(cols, 0, 8))), lane);
+}
+
+// 8 bf16 values widened to f32; `n` of them from p (the rest 0) where n < 8.
+__m256 LoadBf16(const uint16_t* p, int64_t n) {
+  __m128i h;
+  if (n >= 8) {
+    h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  } else {
+    alignas(16) uint16_t t[8] = {};
+    std::memcpy(t, p, static_cast<size_t>(std::max<int64_t>(n, 0)) * 2);
+    h = _mm_load_si128(reinterpret_cast<const __m128i*>(t));
+  }
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+// v rounded to bf16 (nearest even; a NaN stays a quiet NaN, as StoreF32 rounds), the first n of the
+// 8 stored at p.
+void StoreBf16(uint16_t* p, __m256 v, int64_t n) {
+  const __m256i x = _mm256_castps_si256(v);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), _mm256_and_si256(_mm256_srli_epi32(x, 16), one)),
+      16);
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  const __m256i bits = _mm256_blendv_epi8(rounded, quiet, nan);
+  // packus keeps 0..65535 exactly; within each 128-bit lane it interleaves, the permute joins them.
+  const __m128i h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0x08));
+  if (n >= 8) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
+  } else if (n > 0) {
+    alignas(16) uint16_t t[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(t), h);
+    std::memcpy(p, t, static_cast<size_t>(n) * 2);
+  }
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), erf as erf_rational.h evaluates it (a NaN stays NaN through the
+// product with x).
+__m256 Gelu(__m256 v) {
+  __m256 x = _mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f));
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-4.0f)), _mm256_set1_ps(4.0f));
+  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), ErfRational(x)));
+}
+
+// Y rows [r0, r0 + R) x the 16 columns of `panel`: the dot products over the whole K in registers,
+// then bias + residual + activation, stored (the columns past N masked off). kBf16: Z and Y bf16.
+template <int R, bool kBf16>
+void Tile(const Operands& g, int64_t r0, int64_t panel) {
+  const int64_t k = g.k;
+  const float* a = g.a + r0 * k;
+  const float* b = g.b + panel * k * kPanelCols;
+  __m256 acc[R][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t kk = 0; kk < k; ++kk, b += kPanelCols) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 ar = _mm256_broadcast_ss(a + r * k + kk);
+      acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
+    }
+  }
+  const int64_t c0 = panel * kPanelCols, cols = g.n - c0;
+  const bool full = cols >= kPanelCols;
+  const __m256i m0 = LaneMask(cols), m1 = LaneMask(cols - 8);
+  __m256 bias0 = _mm256_setzero_ps(), bias1 = bias0;
+  if (g.bias) bias0 = _mm256_load_ps(g.bias + c0), bias1 = _mm256_load_ps(g.bias + c0 + 8);
+  const __m256 zero = _mm256_setzero_ps(), lo = _mm256_set1_ps(g.clip_min), hi = _mm256_set1_ps(g.clip_max);
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    const int64_t at = (r0 + r) * g.n + c0;
+    __m256 v0 = _mm256_add_ps(acc[r][0], bias0), v1 = _mm256_add_ps(acc[r][1], bias1);
+    if (g.residual && kBf16) {
+      const uint16_t* z = static_cast<const uint16_t*>(g.residual) + at;
+      v0 = _mm256_add_ps(v0, LoadBf16(z, cols));
+      v1 = _mm256_add_ps(v1, LoadBf16(z + 8, cols - 8));
+    } else if (g.residual) {
+      const float* z = static_cast<const float*>(g.residual) + at;
+      v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, m0));
+      v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(z + 8) : _mm256_maskload_ps(z + 8, m1));
+    }
+    if (g.act == Activation::kRelu) {  // max(0, x): a NaN stays NaN (maxps returns its second operand)
+      v0 = _mm256_max_ps(zero, v0), v1 = _mm256_max_ps(zero, v1);
+    } else if (g.act == Activation::kClip) {
+      v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0)), v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
+    } else if (g.act == Activation::kGelu) {
+      v0 = Gelu(v0), v1 = Gelu(v1);
+    }
+    if (kBf16) {
+      uint16_t* y = static_cast<uint16_t*>(g.y) + at;
+      StoreBf16(y, v0, cols), StoreBf16(y + 8, v1, cols - 8);
+    } else if (full) {
+      float* y = static_cast<float*>(g.y) + at;
+      _mm256_storeu_ps(y, v0), _mm256_storeu_ps(y + 8, v1);
+    } else {
+      float* y = static_cast<float*>(g.y) + at;
+      _mm256_maskstore_ps(y, m0, v0), _mm256_maskstore_ps(y + 8, m1, v1);
+    }
+  }
+}
+
+// Row blocks [rb0, rb1) x panel.
+template <bool kBf16>
+void Panel(const Operands& g, int64_t rb0, int64_t rb1, int64_t panel) {
+  for (int64_t rb = rb0; rb < rb1; ++rb) {
+    const int64_t r0 = rb * kBlockRows;
+    switch (std::min(kBlockRows, g.m - r0)) {
+      case 6: Tile<6, kBf16>(g, r0, panel); break;
+      case 5: Tile<5, kBf16>(g, r0, panel); break;
+      case 4: Tile<4, kBf16>(g, r0, panel); break;
+      case 3: Tile<3, kBf16>(g, r0, panel); break;
+      case 2: Tile<2, kBf16>(g, r0, panel); break;
+      default: Tile<1, kBf16>(g, r0, panel); break;
+    }
+  }
+}
+
+class Avx2GemmKernel : public ShapedKernel {
+ public:
+  absl::Status Init(const KernelSpec& spec, const GemmParams& p) {
+    p_ = p;
+    threads_ = std::max(1, spec.threads);
+    const Operand& w = spec.inputs[1];
+    const size_t want = static_cast<size_t>(PackedElements(p.k, p.n)) * sizeof(float);
+    owned_b_ = AlignedArray<float>(want / sizeof(float));
+    if (!owned_b_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.avx2.gemm weights"));
+    if (w.format == kPackedFormat) {
+      if (w.constant_bytes != want) {
+        return Declined(spec, absl::StrCat("packed weights have ", w.constant_bytes, " bytes, expected ", want));
+      }
+      if (reinterpret_cast<uintptr_t>(w.constant) % 32 == 0) {
+        b_ = reinterpret_cast<const float*>(w.constant);
+        owned_b_ = AlignedArray<float>();
+      } else {  // aligned vector loads: a copy
+        std::memcpy(owned_b_.data(), w.constant, want);
+        b_ = owned_b_.data();
+      }
+    } else if (w.format.empty()) {
+      RETURN_IF_ERROR(PackPanels(spec, p, owned_b_.data()));
+      b_ = owned_b_.data();
+    } else {
+      return Declined(spec, absl::StrCat("weights format '", w.format.substr(0, 40), "' is not ", kPackedFormat));
+    }
+    if (p.epi.has_bias) {
+      ASSIGN_OR_RETURN(std::vector<float> bias, blas::ConstantF32(spec, runtime::kBiasInput));
+      bias_ = AlignedArray<float>(static_cast<size_t>(Panels(p.n) * kPanelCols));
+      if (!bias_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.avx2.gemm bias"));
+      std::copy(bias.begin(), bias.end(), bias_.data());
+    }
+    split_ = GemmSplit((p.m + kBlockRows - 1) / kBlockRows, Panels(p.n), kBlockRows * p.k * 4);
+    name_ = spec.name;
+    return absl::OkStatus();
+  }
+
+  // bf16 steps: A widened to f32.
+  int64_t WorkspaceBytes() const override {
+    return p_.dtype == DType::kBF16 ? static_cast<int64_t>(Align64(static_cast<size_t>(p_.m * p_.k) * 4)) : 0;
+  }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    const size_t bytes = static_cast<size_t>(WorkspaceBytes());
+    if (bytes > 0 && !own_workspace_) own_workspace_ = AlignedArray<uint8_t>(bytes);
+    if (bytes > 0 && !own_workspace_) return absl::ResourceExhaustedError(absl::StrCat("node '", name_, "': workspace"));
+    return RunWithWorkspace(inputs, outputs, {own_workspace_.data(), bytes});
+  }
+
+  absl::Status RunWithWorkspace(std::span<const void* const> inputs, std::span<void* const> outputs,
+                                std::span<uint8_t> workspace) override {
+    const bool bf16 = p_.dtype == DType::kBF16;
+    if (workspace.size() < static_cast<size_t>(WorkspaceBytes())) {
+      return absl::InternalError(absl::StrCat("node '", name_, "': workspace of ", workspace.size(), " bytes, expected ",
+                                              WorkspaceBytes()));
+    }
+    Operands g;
+    g.a = bf16 ? reinterpret_cast<const float*>(workspace.data()) : static_cast<const float*>(inputs[0]);
+    g.b = b_;
+    g.bias = bias_ ? bias_.data() : nullptr;
+    g.residual = p_.epi.has_residual ? inputs[runtime::kResidualInput] : nullptr;
+    g.y = outputs[0];
+    g.m = p_.m;
+    g.k = p_.k;
+    g.n = p_.n;
+    g.act = p_.epi.act;
+    g.clip_min = p_.epi.clip_min;
+    g.clip_max = p_.epi.clip_max;
+    const int threads = split_.Threads(threads_);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      if (bf16) {  // each thread widens its share of A's rows, then every tile may read any row
+        const int64_t r0 = p_.m * t / nt, r1 = p_.m * (t + 1) / nt;
+        LoadF32(DType::kBF16, static_cast<const uint16_t*>(inputs[0]) + r0 * p_.k,
+                reinterpret_cast<float*>(workspace.data()) + r0 * p_.k, (r1 - r0) * p_.k);
+#pragma omp barrier
+        split_.ForShare(t, nt, [&](int64_t rb0, int64_t rb1, int64_t panel) { Panel<true>(g, rb0, rb1, panel); });
+      } else {
+        split_.ForShare(t, nt, [&](int64_t rb0, int64_t rb1, int64_t panel) { Panel<false>(g, rb0, rb1, panel); });
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  GemmParams p_;
+  std::string name_;
+  int threads_ = 1;
+  const float* b_ = nullptr;
+  AlignedArray<float> owned_b_, bias_;
+  AlignedArray<uint8_t> own_workspace_;
+  GemmSplit split_;
+};
+
+CpuEntry Avx2Entry(const std::string& id, const std::string& op) {
+  CpuEntry e;
+  e.id = id;
+  e.ops = {op};
+  e.params = runtime::GemmParamSpecs();
+  e.in_place = {{0, 3}};
+  e.description =
+      "own fp32 GEMM on AVX2 + FMA (6 x 16 register tiles, B packed in 16-column f32 panels), bias + residual + "
+      "relu/clip/gelu applied per tile, f32 or bf16 storage; chosen where the CPU has no AVX-512";
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::string why;
+    std::optional<GemmParams> p = Parse(spec, &why);
+    if (!p || CpuSimdLevel() != SimdLevel::kAvx2) return std::nullopt;
+    return absl::StrCat("own AVX2 fp32 GEMM (", runtime::DescribeGemm(*p), ")",
+                        p->dtype == DType::kBF16 ? ", bf16 storage widened to f32 in the tiles" : "",
+                        ": this CPU has no AVX-512");
+  };
+  e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
+    std::string why;
+    std::optional<GemmParams> p = Parse(spec, &why);
+    if (!p) return Declined(spec, why);
+    Packed packed;
+    const Operand& o = spec.inputs[index];
+    if (index != 1) {  // the bias: stored as it is
+      packed.bytes.assign(o.constant, o.constant + o.constant_bytes);
+      return packed;
+    }
+    std::vector<float> panels(static_cast<size_t>(PackedElements(p->k, p->n)));
+    RETURN_IF_ERROR(PackPanels(spec, *p, panels.data()));
+    const auto* bytes = reinterpret_cast<const uint8_t*>(panels.data());
+    packed.bytes.assign(bytes, bytes + panels.size() * sizeof(float));
+    packed.format = kPackedFormat;
+    return packed;
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+    std::string why;
+    std::optional<GemmParams> p = Parse(spec, &why);
+    if (!p) return Declined(spec, why);
+    auto k = std::make_unique<Avx2GemmKernel>();
+    RETURN_IF_ERROR(k->Init(spec, *p));
+    return std::unique_ptr<ShapedKernel>(std::move(k));
+  };
+  return e;
+}
+
+}  // namespace
+
+std::vector<CpuEntry> Avx2GemmEntries() {
+  return {Avx2Entry("cpu.avx2.gemm", "FusedGemm"), Avx2Entry("cpu.avx2.matmul", "MatMul")};
+}
+
+}  // namespace gcomp::cpu::own
