@@ -27,6 +27,7 @@
 #include "runtime/cpu/own/attention_amx.h"
 #include "runtime/cpu/own/common.h"
 #include "runtime/cpu/own/gemm_amx.h"
+#include "runtime/cpu/own/gemm_entry.h"
 #include "runtime/cpu/own/gemm_split.h"
 #include "runtime/cpu/own/simd.h"
 #include "runtime/fused_op.h"
@@ -247,27 +248,15 @@ CpuEntry AmxEntry(const std::string& id, const std::string& op) {
     std::string why;
     std::optional<GemmParams> p = Parse(spec, &why);
     if (!p) return Declined(spec, why);
-    Packed packed;
-    const Operand& o = spec.inputs[index];
-    if (index != 1) {  // the bias: stored as it is
-      packed.bytes.assign(o.constant, o.constant + o.constant_bytes);
-      return packed;
-    }
-    std::vector<uint16_t> panels(static_cast<size_t>(amx::PackedGemmElements(p->k, p->n)));
-    RETURN_IF_ERROR(PackPanels(spec, *p, panels.data()));
-    const auto* bytes = reinterpret_cast<const uint8_t*>(panels.data());
-    packed.bytes.assign(bytes, bytes + panels.size() * sizeof(uint16_t));
-    packed.format = kPackedFormat;
-    return packed;
+    return PackGemmOperand<uint16_t>(spec, index, amx::PackedGemmElements(p->k, p->n), kPackedFormat,
+                                    [&](uint16_t* dst) { return PackPanels(spec, *p, dst); });
   };
   e.create = [op](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<GemmParams> p = Parse(spec, &why);
     if (!p) return Declined(spec, why);
     if (!OnTiles(*p)) return OneDnnForm(spec, *p, op);
-    auto k = std::make_unique<AmxGemmKernel>();
-    RETURN_IF_ERROR(k->Init(spec, *p));
-    return std::unique_ptr<ShapedKernel>(std::move(k));
+    return MakeGemmKernel<AmxGemmKernel>(spec, *p);
   };
   return e;
 }

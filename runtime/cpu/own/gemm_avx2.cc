@@ -29,6 +29,7 @@
 #include "runtime/cpu/erf_rational.h"
 #include "runtime/cpu/own/common.h"
 #include "runtime/cpu/own/entries.h"
+#include "runtime/cpu/own/gemm_entry.h"
 #include "runtime/cpu/own/gemm_split.h"
 #include "runtime/cpu/own/simd.h"
 #include "runtime/fused_op.h"
@@ -332,26 +333,14 @@ CpuEntry Avx2Entry(const std::string& id, const std::string& op) {
     std::string why;
     std::optional<GemmParams> p = Parse(spec, &why);
     if (!p) return Declined(spec, why);
-    Packed packed;
-    const Operand& o = spec.inputs[index];
-    if (index != 1) {  // the bias: stored as it is
-      packed.bytes.assign(o.constant, o.constant + o.constant_bytes);
-      return packed;
-    }
-    std::vector<float> panels(static_cast<size_t>(PackedElements(p->k, p->n)));
-    RETURN_IF_ERROR(PackPanels(spec, *p, panels.data()));
-    const auto* bytes = reinterpret_cast<const uint8_t*>(panels.data());
-    packed.bytes.assign(bytes, bytes + panels.size() * sizeof(float));
-    packed.format = kPackedFormat;
-    return packed;
+    return PackGemmOperand<float>(spec, index, PackedElements(p->k, p->n), kPackedFormat,
+                                    [&](float* dst) { return PackPanels(spec, *p, dst); });
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<GemmParams> p = Parse(spec, &why);
     if (!p) return Declined(spec, why);
-    auto k = std::make_unique<Avx2GemmKernel>();
-    RETURN_IF_ERROR(k->Init(spec, *p));
-    return std::unique_ptr<ShapedKernel>(std::move(k));
+    return MakeGemmKernel<Avx2GemmKernel>(spec, *p);
   };
   return e;
 }
