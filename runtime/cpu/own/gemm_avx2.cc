@@ -224,24 +224,23 @@ class Avx2GemmKernel : public ShapedKernel {
     threads_ = std::max(1, spec.threads);
     const Operand& w = spec.inputs[1];
     const size_t want = static_cast<size_t>(PackedElements(p.k, p.n)) * sizeof(float);
-    owned_b_ = AlignedArray<float>(want / sizeof(float));
-    if (!owned_b_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.avx2.gemm weights"));
-    if (w.format == kPackedFormat) {
-      if (w.constant_bytes != want) {
-        return Declined(spec, absl::StrCat("packed weights have ", w.constant_bytes, " bytes, expected ", want));
-      }
-      if (reinterpret_cast<uintptr_t>(w.constant) % 32 == 0) {
-        b_ = reinterpret_cast<const float*>(w.constant);
-        owned_b_ = AlignedArray<float>();
-      } else {  // aligned vector loads: a copy
-        std::memcpy(owned_b_.data(), w.constant, want);
-        b_ = owned_b_.data();
-      }
-    } else if (w.format.empty()) {
-      RETURN_IF_ERROR(PackPanels(spec, p, owned_b_.data()));
-      b_ = owned_b_.data();
-    } else {
+    if (w.format == kPackedFormat && w.constant_bytes != want) {
+      return Declined(spec, absl::StrCat("packed weights have ", w.constant_bytes, " bytes, expected ", want));
+    }
+    if (!w.format.empty() && w.format != kPackedFormat) {
       return Declined(spec, absl::StrCat("weights format '", w.format.substr(0, 40), "' is not ", kPackedFormat));
+    }
+    if (!w.format.empty() && reinterpret_cast<uintptr_t>(w.constant) % 32 == 0) {
+      b_ = reinterpret_cast<const float*>(w.constant);  // the plan's panels as they are
+    } else {  // plain weights packed here, or packed ones copied for aligned vector loads
+      owned_b_ = AlignedArray<float>(want / sizeof(float));
+      if (!owned_b_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.avx2.gemm weights"));
+      if (w.format.empty()) {
+        RETURN_IF_ERROR(PackPanels(spec, p, owned_b_.data()));
+      } else {
+        std::memcpy(owned_b_.data(), w.constant, want);
+      }
+      b_ = owned_b_.data();
     }
     if (p.epi.has_bias) {
       ASSIGN_OR_RETURN(std::vector<float> bias, blas::ConstantF32(spec, runtime::kBiasInput));
