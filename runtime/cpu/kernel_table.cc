@@ -55,7 +55,10 @@ const std::vector<CpuEntry>& CpuEntries() {
   static const std::vector<CpuEntry> kEntries = [] {
     std::vector<CpuEntry> t = own::GemmEntries();
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
-    for (CpuEntry& e : BlasKernelEntries()) t.push_back(std::move(e));
+    for (CpuEntry& e : BlasKernelEntries()) {
+      if (e.id == "cpu.onednn.conv") t.push_back(own::Avx2ConvEntry());  // after the Winograd entries
+      t.push_back(std::move(e));
+    }
     for (CpuEntry& e : OwnKernelEntries()) t.push_back(std::move(e));
     return t;
   }();

@@ -99,6 +99,7 @@ const CpuEntry& Entry(const std::string& id) {
     std::vector<CpuEntry> t = BlasKernelEntries();
     for (CpuEntry& e : own::GemmEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
+    t.push_back(own::Avx2ConvEntry());
     return t;
   }();
   for (const CpuEntry& e : entries) {
@@ -160,6 +161,9 @@ std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string
     return std::nullopt;
   }
   cap.emplace(o.run_cap);
+  // A session checks the plan's step against its entry again (on the CPU it runs on) before it
+  // creates the kernel.
+  if (o.pack) EXPECT_TRUE(e.accepts(spec)) << e.id << ": a packed step declined at run time";
   auto k = e.create(spec);
   EXPECT_TRUE(k.ok()) << k.status();
   if (!k.ok()) return std::vector<float>{};
@@ -480,7 +484,9 @@ TEST(BlasConv, Winograd2x2MatchesReferenceAndDeclines) {
           o.threads = threads;
           o.pack = true;
           o.pack_batch = pack_batch;
-          o.workspace = c.transforms || t == DType::kBF16;  // the direct bf16 convolution widens there too
+          // The direct convolution (the own AVX2 one) pads the input (and widens bf16) there too.
+          o.workspace = c.transforms || t == DType::kBF16 || c.conv.pad > 0;
+          if (!c.transforms) o.reason_has = "own AVX2 implicit-GEMM convolution";
           EXPECT_TRUE(Check("cpu.onednn.winograd_2x2", "FusedConv", ins, attrs, o, c.conv.what))
               << c.conv.what << " " << DTypeName(t);
         }
@@ -985,6 +991,110 @@ TEST(Avx2Gemm, NanStaysNanThroughReluClipAndGelu) {
       EXPECT_TRUE(std::isfinite((*y)[40 + j])) << act << " column " << j;
     }
   }
+}
+
+// The own AVX2 implicit-GEMM convolution (cpu.avx2.conv) against the reference, in f32 and bf16
+// storage, the CPU capped at AVX2 while the plan is packed: every NHWC ungrouped case of ConvCases
+// (3x3 and 7x7 with padding, strides 2 and 16, 1x1 with an in-place residual, dilation, every
+// activation it takes), and asymmetric pads, a 3x1 kernel, dilation along W alone (one run per
+// tap), output channels off its 16-channel panels and pixel counts off its 6-row tiles; weights
+// packed at another batch or plain, 1 and 2 threads, run capped and on the whole CPU. It takes the
+// session's workspace exactly where it pads or widens the input.
+TEST(Avx2Conv, MatchesReference) {
+  struct Extra {
+    ConvCase c;
+    std::vector<int64_t> pads, kernel, dilations;  // override ConvInputs' square ones where set
+  };
+  std::vector<Extra> cases;
+  for (const ConvCase& c : ConvCases()) {
+    if (c.nhwc && c.group == 1 && c.act != "gelu_tanh") cases.push_back({c, {}, {}, {}});
+  }
+  cases.push_back({{"3x3 s1 pads 1,0,2,1 bias relu", true, 20, 37, 11, 13, 3, 1, 0, 1, 1, true, false, "relu"},
+                   {1, 0, 2, 1}, {}, {}});
+  cases.push_back({{"3x1 kernel s2 pads 1,0,1,0", true, 9, 5, 10, 7, 3, 2, 0, 1, 1, false, false, "none"},
+                   {1, 0, 1, 0}, {3, 1}, {}});
+  cases.push_back({{"3x3 dilation 1x2 pad 2 bias clip", true, 7, 18, 9, 10, 3, 1, 2, 1, 1, true, false, "clip"},
+                   {}, {}, {1, 2}});
+  cases.push_back({{"1x1 s2 64 > 40 bias relu", true, 64, 40, 14, 14, 1, 2, 0, 1, 1, true, false, "relu"}, {}, {}, {}});
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (const Extra& x : cases) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(x.c, 2, t, &attrs);
+      if (!x.pads.empty()) attrs.Set("pads", x.pads);
+      if (!x.dilations.empty()) attrs.Set("dilations", x.dilations);
+      if (!x.kernel.empty()) {
+        attrs.Set("kernel_shape", x.kernel);
+        ins[1] = Random({x.c.cout, x.c.c, x.kernel[0], x.kernel[1]}, true, 2, t);
+      }
+      const bool pads = !x.pads.empty() || x.c.pad > 0;
+      for (int threads : {1, 2}) {
+        for (int64_t pack_batch : {int64_t{-1}, int64_t{0}, int64_t{3}}) {
+          for (bool run_capped : {true, false}) {
+            Options o;
+            o.dtype = t;
+            o.threads = threads;
+            o.pack = pack_batch >= 0;
+            o.pack_batch = std::max<int64_t>(pack_batch, 0);
+            o.pack_cap = own::SimdLevel::kAvx2;
+            if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+            o.workspace = t == DType::kBF16 || pads;
+            o.reason_has = t == DType::kBF16 ? "bf16 storage widened to f32" : "own AVX2 implicit-GEMM convolution";
+            EXPECT_TRUE(Check("cpu.avx2.conv", "FusedConv", ins, attrs, o, x.c.what)) << x.c.what;
+            if (x.c.residual && o.pack) {
+              o.in_place = true;
+              EXPECT_TRUE(Check("cpu.avx2.conv", "FusedConv", ins, attrs, o, x.c.what + " in place")) << x.c.what;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// What it leaves to oneDNN: NCHW, groups, gelu_tanh, f16 storage, and every convolution on a CPU
+// with AVX-512.
+TEST(Avx2Conv, Declines) {
+  for (const ConvCase& c : ConvCases()) {
+    if (c.nhwc && c.group == 1 && c.act != "gelu_tanh") continue;
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+    Options o;
+    o.run_cap = own::SimdLevel::kAvx2;
+    EXPECT_FALSE(Check("cpu.avx2.conv", "FusedConv", ins, attrs, o, c.what)) << c.what;
+  }
+  const ConvCase& c = ConvCases()[0];
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(c, 2, DType::kF16, &attrs);
+  Options f16;
+  f16.dtype = DType::kF16;
+  f16.run_cap = own::SimdLevel::kAvx2;
+  EXPECT_FALSE(Check("cpu.avx2.conv", "FusedConv", ins, attrs, f16, "f16"));
+  ins = ConvInputs(c, 2, DType::kF32, &attrs);
+  const bool wider = own::CpuSimdLevel() != own::SimdLevel::kAvx2;
+  EXPECT_EQ(Check("cpu.avx2.conv", "FusedConv", ins, attrs, Options{}, "fp32 on the whole CPU"), !wider)
+      << own::SimdLevelName(own::CpuSimdLevel());
+}
+
+// bf16 storage computes what f32 storage does on the same (bf16-exact) values and rounds each
+// result once: the two runs agree bit for bit after rounding the f32 one.
+TEST(Avx2Conv, Bf16RoundsTheF32ResultOnce) {
+  const ConvCase c = {"bf16 rounding", true, 12, 21, 9, 9, 3, 2, 1, 1, 1, true, true, "relu"};
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(c, 2, DType::kBF16, &attrs);
+  Options f32;
+  f32.run_cap = own::SimdLevel::kAvx2;
+  Options bf16 = f32;
+  bf16.dtype = DType::kBF16;
+  const std::vector<int64_t> out = {2, 5, 5, 21};
+  std::optional<std::vector<float>> a = RunKernel(Entry("cpu.avx2.conv"), "FusedConv", ins, attrs, out, f32);
+  std::optional<std::vector<float>> b = RunKernel(Entry("cpu.avx2.conv"), "FusedConv", ins, attrs, out, bf16);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->size(), b->size());
+  std::vector<uint16_t> rounded(a->size());
+  StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
+  const std::vector<uint8_t> got = Store(DType::kBF16, *b);
+  ASSERT_EQ(got.size(), rounded.size() * 2);
+  EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0);
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 // both backends ran.
 // An entry that declines a layer shows why.
 //
-//   gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16]
+//   gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16] [--conv FIRST,SECOND]
+//
+// --conv compares two conv entries of the cpu table (e.g. cpu.onednn.conv,cpu.avx2.conv, or
+// cpu.onednn.winograd_2x2,cpu.avx2.conv) on the conv layers alone, in fp32 or bf16.
 //
 // Per layer: one warm-up run each, then at least R timed runs of each backend, alternating (more
 // while under 0.4 s), the medians.
@@ -235,6 +238,7 @@ int Main(int argc, char** argv) {
   int threads = 2, min_runs = 5;
   bool bf16 = false;
   std::vector<int64_t> batches = {1, 8};
+  std::vector<std::string> conv_pair;  // --conv: the two conv entries compared, conv layers only
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
@@ -243,22 +247,34 @@ int Main(int argc, char** argv) {
       min_runs = std::atoi(argv[++i]);
     } else if (a == "--bf16") {
       bf16 = true;
+    } else if (a == "--conv" && i + 1 < argc) {
+      conv_pair = absl::StrSplit(argv[++i], ',');
     } else if (a == "--batches" && i + 1 < argc) {
       batches.clear();
       for (absl::string_view b : absl::StrSplit(argv[++i], ',')) batches.push_back(std::atoll(std::string(b).c_str()));
     } else {
-      std::fprintf(stderr, "usage: gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16]\n");
+      std::fprintf(stderr,
+                   "usage: gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16] [--conv FIRST,SECOND]\n");
       return 2;
     }
+  }
+  if (!conv_pair.empty() && conv_pair.size() != 2) {
+    std::fprintf(stderr, "--conv takes two entry ids, FIRST,SECOND\n");
+    return 2;
   }
   const DType dtype = bf16 ? DType::kBF16 : DType::kF32;
   std::printf("%s; ISA %s; %d threads; %s; median of >= %d runs after a warm-up\n", BlasLibraryVersions().c_str(),
               CpuIsa().c_str(), threads, DTypeName(dtype), min_runs);
   std::vector<CpuEntry> entries = BlasKernelEntries();
   for (CpuEntry& e : own::GemmEntries()) entries.push_back(std::move(e));
-  // The second column's entries (bf16: GEMM layers only).
+  entries.push_back(own::Avx2ConvEntry());
+  // The columns' entries (bf16: the second on GEMM layers only).
+  const bool convs_only = !conv_pair.empty();
+  const std::string first_conv = convs_only ? conv_pair[0] : "cpu.onednn.conv";
+  const std::string other_conv = convs_only ? conv_pair[1] : "cpu.openblas.conv";
   const char* other_gemm = bf16 ? "cpu.amx.gemm" : "cpu.openblas.gemm";
-  const char* other_name = bf16 ? "own AMX" : "OpenBLAS";
+  const std::string first_name = convs_only ? first_conv : "oneDNN";
+  const std::string other_name = convs_only ? other_conv : bf16 ? "own AMX" : "OpenBLAS";
   auto find = [&](const std::string& id) -> const CpuEntry& {
     for (const CpuEntry& e : entries) {
       if (e.id == id) return e;
@@ -269,17 +285,18 @@ int Main(int argc, char** argv) {
   // (model, batch, op) -> {oneDNN seconds, OpenBLAS seconds}, of the medians and of the minima
   // (the minima are the steadier figure on a machine shared with other jobs).
   std::map<std::string, std::pair<double, double>> totals, best;
-  std::printf("%-26s %-38s %5s %12s %12s %8s\n", "layer", "shape", "count", "oneDNN GF/s",
+  std::printf("%-26s %-38s %5s %12s %12s %8s\n", "layer", "shape", "count", absl::StrCat(first_name, " GF/s").c_str(),
               absl::StrCat(other_name, " GF/s").c_str(), "ratio");
   for (int64_t batch : batches) {
     for (const Layer& l : Layers()) {
-      const bool alone = bf16 && l.conv;  // oneDNN only
+      if (convs_only && !l.conv) continue;
+      const bool alone = bf16 && l.conv && !convs_only;  // oneDNN only
       const char* kind = l.conv ? "conv" : "gemm";
       // The two backends' runs alternate, so that both see the same machine load.
       std::unique_ptr<Prepared> d =
-          Prepare(find(l.conv ? "cpu.onednn.conv" : "cpu.onednn.gemm"), l, batch, threads, dtype);
+          Prepare(find(l.conv ? first_conv : "cpu.onednn.gemm"), l, batch, threads, dtype);
       std::unique_ptr<Prepared> o =
-          alone ? nullptr : Prepare(find(l.conv ? "cpu.openblas.conv" : other_gemm), l, batch, threads, dtype);
+          alone ? nullptr : Prepare(find(l.conv ? other_conv : other_gemm), l, batch, threads, dtype);
       double spent = 0;
       for (int run = 0; run < min_runs || (spent < 0.4 && run < 50); ++run) {
         auto t0 = std::chrono::steady_clock::now();
@@ -305,9 +322,11 @@ int Main(int argc, char** argv) {
       }
     }
   }
-  std::printf("\nratio = %s time / oneDNN time (> 1: oneDNN faster); totals = sum of time x count\n\n", other_name);
-  std::printf("%-22s %14s %14s %8s %14s %14s %8s\n", "totals", "oneDNN ms", absl::StrCat(other_name, " ms").c_str(),
-              "ratio", "min oneDNN", absl::StrCat("min ", other_name).c_str(), "ratio");
+  std::printf("\nratio = %s time / %s time (> 1: the first faster); totals = sum of time x count\n\n",
+              other_name.c_str(), first_name.c_str());
+  std::printf("%-22s %14s %14s %8s %14s %14s %8s\n", "totals", absl::StrCat(first_name, " ms").c_str(),
+              absl::StrCat(other_name, " ms").c_str(), "ratio", absl::StrCat("min ", first_name).c_str(),
+              absl::StrCat("min ", other_name).c_str(), "ratio");
   for (const auto& [key, t] : totals) {
     const auto& b = best[key];
     std::printf("%-22s %14.2f %14.2f %8.2f %14.2f %14.2f %8.2f\n", key.c_str(), t.first * 1e3, t.second * 1e3,

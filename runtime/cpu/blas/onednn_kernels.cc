@@ -29,6 +29,7 @@
 #include "runtime/cpu/blas/backends.h"
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/blas/fused_params.h"
+#include "runtime/cpu/own/entries.h"
 #include "runtime/cpu/own/simd.h"
 #include "runtime/cpu/own/winograd.h"
 #include "runtime/cpu/own/winograd_avx512.h"
@@ -954,7 +955,7 @@ CpuEntry WinogradF2Entry(bool f32_domain) {
                             "f32 Winograd F(2x2, 3x3) for CPUs without AVX-512 (3x3 stride 1, >= 64 channels, >= 40 "
                             "tiles per image, no residual, none or ReLU; f32, or bf16 widened) at batches giving >= ",
                             kMinTilesF32, " tiles: own transforms around a batched oneDNN ", version,
-                            " f32 matmul over the 16 points per block of tiles; oneDNN's direct convolution below")
+                            " f32 matmul over the 16 points per block of tiles; the own AVX2 direct convolution below")
                       : absl::StrCat(
                             "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= 40 tiles per image, no "
                             "residual, none or ReLU) at batches giving >= ",
@@ -972,7 +973,13 @@ CpuEntry WinogradF2Entry(bool f32_domain) {
     const int64_t lo = (min_tiles + per - 1) / per;
     absl::StatusOr<Design> d = ConvDesign(spec, *p);
     if (!d.ok()) return std::nullopt;
-    const std::string direct = absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), ThroughF32Note(p->dtype));
+    // Below those batches the direct convolution: on CPUs without AVX-512 (the f32 domain) the own
+    // AVX2 one, which ran ResNet-50's 14x14x256 layer at batch 1 (49 tiles) at 188 GFLOP/s where
+    // this Winograd reached 170 and oneDNN's direct convolution 176 (tools/bench/gemm_backends).
+    const std::string direct =
+        f32_domain ? absl::StrCat("own AVX2 implicit-GEMM convolution",
+                                  p->dtype == DType::kBF16 ? ", bf16 storage widened to f32" : "")
+                   : absl::StrCat("oneDNN convolution ", d->pd.impl_info_str(), ThroughF32Note(p->dtype));
     const std::string head = absl::StrCat(f32_domain ? "f32" : "bf16", " Winograd F(2x2, 3x3) in blocks of <= ", block,
                                           " tiles (", per, " per image) at batch >= ", lo);
     if (lo > p->n) {
@@ -1000,6 +1007,7 @@ CpuEntry WinogradF2Entry(bool f32_domain) {
     if (!p) return Declined(spec, why);
     const int64_t tiles = p->n * WinogradTilesPerImage(*p);
     if (tiles < min_tiles) {  // this batch: the direct convolution, as the reason says
+      if (f32_domain) return own::Avx2ConvEntry().create(spec);
       SetThreads(spec.threads);
       ASSIGN_OR_RETURN(Design d, ConvDesign(spec, *p));
       return MakeKernel(spec, *p, d, 1.0f);

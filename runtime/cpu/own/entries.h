@@ -15,6 +15,9 @@ namespace own {
 std::vector<CpuEntry> GemmEntries();
 // The own fp32 GEMM entries on AVX2 + FMA (gemm_avx2.cc), chosen where the CPU has no AVX-512.
 std::vector<CpuEntry> Avx2GemmEntries();
+// The own fp32 implicit-GEMM convolution on AVX2 + FMA (conv_avx2.cc), chosen where the CPU has no
+// AVX-512; the table tries it after the Winograd entries and before oneDNN's convolution.
+CpuEntry Avx2ConvEntry();
 }  // namespace own
 
 }  // namespace gcomp::cpu

@@ -26,7 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "runtime/cpu/blas/fused_params.h"
-#include "runtime/cpu/erf_rational.h"
+#include "runtime/cpu/own/avx2_tile.h"
 #include "runtime/cpu/own/common.h"
 #include "runtime/cpu/own/entries.h"
 #include "runtime/cpu/own/gemm_entry.h"
@@ -40,8 +40,8 @@ namespace {
 using runtime::GemmParams;
 
 constexpr char kPackedFormat[] = "avx2-f32-panels16";
-constexpr int64_t kPanelCols = 16;
-constexpr int64_t kBlockRows = 6;
+constexpr int64_t kPanelCols = kTileCols;
+constexpr int64_t kBlockRows = kTileRows;
 
 int64_t Panels(int64_t n) { return (n + kPanelCols - 1) / kPanelCols; }
 int64_t PackedElements(int64_t k, int64_t n) { return Panels(n) * kPanelCols * k; }
@@ -83,122 +83,22 @@ absl::Status PackPanels(const KernelSpec& spec, const GemmParams& p, float* dst)
 }
 
 struct Operands {
-  const float* a = nullptr;        // [M, K] row-major (bf16 steps: widened)
-  const float* b = nullptr;        // panels
-  const float* bias = nullptr;     // [Panels(N) * 16] zero-padded, or nullptr
-  const void* residual = nullptr;  // Z [M, N] (f32 or bf16, as Y) or nullptr; may be Y itself
-  void* y = nullptr;
-  int64_t m = 0, k = 0, n = 0;
-  Activation act = Activation::kNone;
-  float clip_min = 0.0f, clip_max = 0.0f;
+  const float* a = nullptr;  // [M, K] row-major (bf16 steps: widened)
+  const float* b = nullptr;  // panels
+  int64_t m = 0, k = 0;
+  TileOutput out;  // Y [M, N]; bias [Panels(N) * 16] zero-padded
 };
 
-// Lanes [0, cols) of a vector of 8 set (cols may be <= 0 or >= 8).
-__m256i LaneMask(int64_t cols) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp<int64_t>(cols, 0, 8))), lane);
-}
-
-// 8 bf16 values widened to f32; `n` of them from p (the rest 0) where n < 8.
-__m256 LoadBf16(const uint16_t* p, int64_t n) {
-  __m128i h;
-  if (n >= 8) {
-    h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  } else {
-    alignas(16) uint16_t t[8] = {};
-    std::memcpy(t, p, static_cast<size_t>(std::max<int64_t>(n, 0)) * 2);
-    h = _mm_load_si128(reinterpret_cast<const __m128i*>(t));
-  }
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
-// v rounded to bf16 (nearest even; a NaN stays a quiet NaN, as StoreF32 rounds), the first n of the
-// 8 stored at p.
-void StoreBf16(uint16_t* p, __m256 v, int64_t n) {
-  const __m256i x = _mm256_castps_si256(v);
-  const __m256i one = _mm256_set1_epi32(1);
-  const __m256i rounded = _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), _mm256_and_si256(_mm256_srli_epi32(x, 16), one)),
-      16);
-  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
-  const __m256i bits = _mm256_blendv_epi8(rounded, quiet, nan);
-  // packus keeps 0..65535 exactly; within each 128-bit lane it interleaves, the permute joins them.
-  const __m128i h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0x08));
-  if (n >= 8) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
-  } else if (n > 0) {
-    alignas(16) uint16_t t[8];
-    _mm_store_si128(reinterpret_cast<__m128i*>(t), h);
-    std::memcpy(p, t, static_cast<size_t>(n) * 2);
-  }
-}
-
-// 0.5 x (1 + erf(x / sqrt 2)), erf as erf_rational.h evaluates it (a NaN stays NaN through the
-// product with x).
-__m256 Gelu(__m256 v) {
-  __m256 x = _mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f));
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-4.0f)), _mm256_set1_ps(4.0f));
-  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), ErfRational(x)));
-}
-
 // Y rows [r0, r0 + R) x the 16 columns of `panel`: the dot products over the whole K in registers,
-// then bias + residual + activation, stored (the columns past N masked off). kBf16: Z and Y bf16.
+// then the epilogue (avx2_tile.h).
 template <int R, bool kBf16>
 void Tile(const Operands& g, int64_t r0, int64_t panel) {
-  const int64_t k = g.k;
-  const float* a = g.a + r0 * k;
-  const float* b = g.b + panel * k * kPanelCols;
-  __m256 acc[R][2];
+  const float* a[R];
 #pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-#pragma GCC unroll 2
-  for (int64_t kk = 0; kk < k; ++kk, b += kPanelCols) {
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m256 ar = _mm256_broadcast_ss(a + r * k + kk);
-      acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
-    }
-  }
-  const int64_t c0 = panel * kPanelCols, cols = g.n - c0;
-  const bool full = cols >= kPanelCols;
-  const __m256i m0 = LaneMask(cols), m1 = LaneMask(cols - 8);
-  __m256 bias0 = _mm256_setzero_ps(), bias1 = bias0;
-  if (g.bias) bias0 = _mm256_load_ps(g.bias + c0), bias1 = _mm256_load_ps(g.bias + c0 + 8);
-  const __m256 zero = _mm256_setzero_ps(), lo = _mm256_set1_ps(g.clip_min), hi = _mm256_set1_ps(g.clip_max);
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-    const int64_t at = (r0 + r) * g.n + c0;
-    __m256 v0 = _mm256_add_ps(acc[r][0], bias0), v1 = _mm256_add_ps(acc[r][1], bias1);
-    if (g.residual && kBf16) {
-      const uint16_t* z = static_cast<const uint16_t*>(g.residual) + at;
-      v0 = _mm256_add_ps(v0, LoadBf16(z, cols));
-      v1 = _mm256_add_ps(v1, LoadBf16(z + 8, cols - 8));
-    } else if (g.residual) {
-      const float* z = static_cast<const float*>(g.residual) + at;
-      v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, m0));
-      v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(z + 8) : _mm256_maskload_ps(z + 8, m1));
-    }
-    if (g.act == Activation::kRelu) {  // max(0, x): a NaN stays NaN (maxps returns its second operand)
-      v0 = _mm256_max_ps(zero, v0), v1 = _mm256_max_ps(zero, v1);
-    } else if (g.act == Activation::kClip) {
-      v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0)), v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
-    } else if (g.act == Activation::kGelu) {
-      v0 = Gelu(v0), v1 = Gelu(v1);
-    }
-    if (kBf16) {
-      uint16_t* y = static_cast<uint16_t*>(g.y) + at;
-      StoreBf16(y, v0, cols), StoreBf16(y + 8, v1, cols - 8);
-    } else if (full) {
-      float* y = static_cast<float*>(g.y) + at;
-      _mm256_storeu_ps(y, v0), _mm256_storeu_ps(y + 8, v1);
-    } else {
-      float* y = static_cast<float*>(g.y) + at;
-      _mm256_maskstore_ps(y, m0, v0), _mm256_maskstore_ps(y + 8, m1, v1);
-    }
-  }
+  for (int r = 0; r < R; ++r) a[r] = g.a + (r0 + r) * g.k;
+  TileAcc<R> acc;
+  Accumulate<R>(acc, a, g.k, g.b + panel * g.k * kPanelCols);
+  StoreTile<R, kBf16>(acc, g.out, r0, panel * kPanelCols);
 }
 
 // Row blocks [rb0, rb1) x panel.
@@ -275,15 +175,15 @@ class Avx2GemmKernel : public ShapedKernel {
     Operands g;
     g.a = bf16 ? reinterpret_cast<const float*>(workspace.data()) : static_cast<const float*>(inputs[0]);
     g.b = b_;
-    g.bias = bias_ ? bias_.data() : nullptr;
-    g.residual = p_.epi.has_residual ? inputs[runtime::kResidualInput] : nullptr;
-    g.y = outputs[0];
     g.m = p_.m;
     g.k = p_.k;
-    g.n = p_.n;
-    g.act = p_.epi.act;
-    g.clip_min = p_.epi.clip_min;
-    g.clip_max = p_.epi.clip_max;
+    g.out.bias = bias_ ? bias_.data() : nullptr;
+    g.out.residual = p_.epi.has_residual ? inputs[runtime::kResidualInput] : nullptr;
+    g.out.y = outputs[0];
+    g.out.ld = g.out.n = p_.n;
+    g.out.act = p_.epi.act;
+    g.out.clip_min = p_.epi.clip_min;
+    g.out.clip_max = p_.epi.clip_max;
     const int threads = split_.Threads(threads_);
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -323,10 +223,13 @@ CpuEntry Avx2Entry(const std::string& id, const std::string& op) {
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
     std::optional<GemmParams> p = Parse(spec, &why);
-    if (!p || CpuSimdLevel() != SimdLevel::kAvx2) return std::nullopt;
+    // Chosen where the CPU has no AVX-512; a plan that chose it (its weights in this entry's
+    // panels) runs on any x86-64-v3 CPU.
+    const bool packed = spec.inputs[1].format == kPackedFormat;
+    if (!p || (CpuSimdLevel() != SimdLevel::kAvx2 && !packed)) return std::nullopt;
     return absl::StrCat("own AVX2 fp32 GEMM (", runtime::DescribeGemm(*p), ")",
                         p->dtype == DType::kBF16 ? ", bf16 storage widened to f32 in the tiles" : "",
-                        ": this CPU has no AVX-512");
+                        packed ? ": the plan's weights are packed for it" : ": this CPU has no AVX-512");
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;

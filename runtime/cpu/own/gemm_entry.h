@@ -1,6 +1,6 @@
-// What the own GEMM entries (gemm.cc: AMX, gemm_avx2.cc: AVX2) share: `pack` of a step's constant
-// operands, where the weights become the entry's panels and the bias is stored as it is, and the
-// kernel instance `create` makes.
+// What the own GEMM entries (gemm.cc: AMX, gemm_avx2.cc: AVX2, conv_avx2.cc: the implicit-GEMM
+// convolution) share: `pack` of a step's constant operands, where the weights become the entry's
+// panels and the bias is stored as it is, and the kernel instance `create` makes.
 #pragma once
 
 #include <memory>
@@ -31,9 +31,10 @@ absl::StatusOr<Packed> PackGemmOperand(const KernelSpec& spec, size_t index, int
   return packed;
 }
 
-// A Kernel (with `absl::Status Init(const KernelSpec&, const GemmParams&)`) for the step.
-template <typename Kernel>
-absl::StatusOr<std::unique_ptr<ShapedKernel>> MakeGemmKernel(const KernelSpec& spec, const runtime::GemmParams& p) {
+// A Kernel (with `absl::Status Init(const KernelSpec&, const Params&)`: GemmParams, or ConvParams for
+// conv_avx2.cc) for the step.
+template <typename Kernel, typename Params>
+absl::StatusOr<std::unique_ptr<ShapedKernel>> MakeGemmKernel(const KernelSpec& spec, const Params& p) {
   auto k = std::make_unique<Kernel>();
   RETURN_IF_ERROR(k->Init(spec, p));
   return std::unique_ptr<ShapedKernel>(std::move(k));

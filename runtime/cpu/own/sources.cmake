@@ -4,6 +4,7 @@ target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/attention_amx.cc
   ${CMAKE_CURRENT_LIST_DIR}/attention_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/attention_avx512bf16.cc
+  ${CMAKE_CURRENT_LIST_DIR}/conv_avx2.cc
   ${CMAKE_CURRENT_LIST_DIR}/elementwise.cc
   ${CMAKE_CURRENT_LIST_DIR}/entries.cc
   ${CMAKE_CURRENT_LIST_DIR}/gather.cc
