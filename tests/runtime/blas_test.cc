@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <tuple>
 
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/own/entries.h"
@@ -100,6 +101,7 @@ const CpuEntry& Entry(const std::string& id) {
     for (CpuEntry& e : own::GemmEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     t.push_back(own::Avx2ConvEntry());
+    t.push_back(own::Avx2WinogradEntry());
     return t;
   }();
   for (const CpuEntry& e : entries) {
@@ -1088,6 +1090,92 @@ TEST(Avx2Conv, Bf16RoundsTheF32ResultOnce) {
   const std::vector<int64_t> out = {2, 5, 5, 21};
   std::optional<std::vector<float>> a = RunKernel(Entry("cpu.avx2.conv"), "FusedConv", ins, attrs, out, f32);
   std::optional<std::vector<float>> b = RunKernel(Entry("cpu.avx2.conv"), "FusedConv", ins, attrs, out, bf16);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->size(), b->size());
+  std::vector<uint16_t> rounded(a->size());
+  StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
+  const std::vector<uint8_t> got = Store(DType::kBF16, *b);
+  ASSERT_EQ(got.size(), rounded.size() * 2);
+  EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0);
+}
+
+// The own AVX2 Winograd F(2x2, 3x3) (cpu.avx2.winograd) against the reference within the fp32
+// tolerance (bf16: the bf16 one), the CPU capped at AVX2 while the plan is packed: the Winograd
+// cases above (partial output tiles, odd sizes, no padding, several blocks), and few channels, output
+// channels off its 16-channel panels, asymmetric pads, a 7x7 output (16 tiles per image) and one
+// image of one tile; weights packed at another batch or plain, 1 to 3 threads, run capped and on the
+// whole CPU.
+TEST(Avx2Winograd, MatchesReference) {
+  std::vector<std::pair<ConvCase, int64_t>> cases;
+  for (const WinogradCase& c : WinogradF2Cases()) cases.push_back({c.conv, c.batch});
+  cases.push_back({{"3->20 9x11 bias relu", true, 3, 20, 9, 11, 3, 1, 1, 1, 1, true, false, "relu"}, 2});
+  cases.push_back({{"512->512 7x7 bias relu", true, 512, 512, 7, 7, 3, 1, 1, 1, 1, true, false, "relu"}, 1});
+  cases.push_back({{"17->33 2x2 pad 1 no bias", true, 17, 33, 2, 2, 3, 1, 1, 1, 1, false, false, "none"}, 3});
+  cases.push_back({{"8->8 3x3 pad 0: one tile", true, 8, 8, 3, 3, 3, 1, 0, 1, 1, true, false, "relu"}, 1});
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (const auto& [c, batch] : cases) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, batch, t, &attrs);
+      // (threads, pack batch (-1: plain weights, 0: the run's), run capped)
+      const std::tuple<int, int64_t, bool> runs[] = {{1, -1, true}, {2, 0, true}, {2, batch + 3, false}, {3, 0, true}};
+      for (const auto& [threads, pack_batch, run_capped] : runs) {
+        Options o;
+        o.dtype = t;
+        o.threads = threads;
+        o.pack = pack_batch >= 0;
+        o.pack_batch = std::max<int64_t>(pack_batch, 0);
+        o.pack_cap = own::SimdLevel::kAvx2;
+        if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+        o.workspace = true;  // V and M
+        o.reason_has = "own AVX2 Winograd F(2x2, 3x3)";
+        EXPECT_TRUE(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, o, c.what)) << c.what;
+      }
+    }
+  }
+  // Asymmetric pads: the output grows by one row and loses one column.
+  const ConvCase c = {"64->40 10x12 pads 1,0,2,1 bias relu", true, 64, 40, 10, 12, 3, 1, 0, 1, 1, true, false, "relu"};
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+  attrs.Set("pads", std::vector<int64_t>{1, 0, 2, 1});
+  Options o;
+  o.pack = true;
+  o.pack_cap = o.run_cap = own::SimdLevel::kAvx2;
+  EXPECT_TRUE(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, o, c.what));
+}
+
+// What it leaves to the other convolutions: strides, residuals, dilation, groups, NCHW, 5x5, clip,
+// and every convolution on a CPU with AVX-512 (its plain weights there: a plan packed for it is
+// run wherever it is loaded).
+TEST(Avx2Winograd, Declines) {
+  Options capped;
+  capped.run_cap = own::SimdLevel::kAvx2;
+  for (const ConvCase& c : WinogradF2Declined()) {
+    if (c.what == "32 channels" || c.what == "7x7 output: 16 tiles per image") continue;  // taken here
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+    EXPECT_FALSE(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, capped, c.what)) << c.what;
+  }
+  const ConvCase& c = WinogradF2Cases()[0].conv;
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(c, 1, DType::kF32, &attrs);
+  const bool wider = own::CpuSimdLevel() != own::SimdLevel::kAvx2;
+  EXPECT_EQ(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, Options{}, "fp32 on the whole CPU"), !wider)
+      << own::SimdLevelName(own::CpuSimdLevel());
+}
+
+// bf16 storage runs the f32 transforms and products on the widened values and rounds each output
+// once: bit for bit the f32 run's output rounded to bf16.
+TEST(Avx2Winograd, Bf16RoundsTheF32ResultOnce) {
+  const ConvCase c = {"bf16 rounding", true, 40, 24, 9, 8, 3, 1, 1, 1, 1, true, false, "relu"};
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(c, 2, DType::kBF16, &attrs);
+  Options f32;
+  f32.run_cap = own::SimdLevel::kAvx2;
+  Options bf16 = f32;
+  bf16.dtype = DType::kBF16;
+  const std::vector<int64_t> out = {2, 9, 8, 24};
+  std::optional<std::vector<float>> a = RunKernel(Entry("cpu.avx2.winograd"), "FusedConv", ins, attrs, out, f32);
+  std::optional<std::vector<float>> b = RunKernel(Entry("cpu.avx2.winograd"), "FusedConv", ins, attrs, out, bf16);
   ASSERT_TRUE(a && b);
   ASSERT_EQ(a->size(), b->size());
   std::vector<uint16_t> rounded(a->size());

@@ -19,6 +19,7 @@ target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pool_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/simd.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd.cc
+  ${CMAKE_CURRENT_LIST_DIR}/winograd_avx2.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_avx512.cc
 )
 # The wider forms (simd.h says when they run): only these files are compiled with AVX-512 (and
