@@ -1008,14 +1008,18 @@ TEST(Avx2Conv, MatchesReference) {
     std::vector<int64_t> pads, kernel, dilations;  // override ConvInputs' square ones where set
   };
   std::vector<Extra> cases;
-  for (const ConvCase& c : ConvCases()) {
-    if (c.nhwc && c.group == 1 && c.act != "gelu_tanh") cases.push_back({c, {}, {}, {}});
+  for (ConvCase c : ConvCases()) {
+    if (!c.nhwc || c.group != 1 || c.act == "gelu_tanh") continue;
+    // Enough input channels for runs of >= 32 floats per kernel row (fewer go to oneDNN).
+    const int64_t run = c.dil == 1 ? c.k : 1;
+    c.c = std::max(c.c, (32 + run - 1) / run);
+    cases.push_back({c, {}, {}, {}});
   }
   cases.push_back({{"3x3 s1 pads 1,0,2,1 bias relu", true, 20, 37, 11, 13, 3, 1, 0, 1, 1, true, false, "relu"},
                    {1, 0, 2, 1}, {}, {}});
-  cases.push_back({{"3x1 kernel s2 pads 1,0,1,0", true, 9, 5, 10, 7, 3, 2, 0, 1, 1, false, false, "none"},
+  cases.push_back({{"3x1 kernel s2 pads 1,0,1,0", true, 33, 5, 10, 7, 3, 2, 0, 1, 1, false, false, "none"},
                    {1, 0, 1, 0}, {3, 1}, {}});
-  cases.push_back({{"3x3 dilation 1x2 pad 2 bias clip", true, 7, 18, 9, 10, 3, 1, 2, 1, 1, true, false, "clip"},
+  cases.push_back({{"3x3 dilation 1x2 pad 2 bias clip", true, 35, 18, 9, 10, 3, 1, 2, 1, 1, true, false, "clip"},
                    {}, {}, {1, 2}});
   cases.push_back({{"1x1 s2 64 > 40 bias relu", true, 64, 40, 14, 14, 1, 2, 0, 1, 1, true, false, "relu"}, {}, {}, {}});
   for (DType t : {DType::kF32, DType::kBF16}) {
@@ -1053,18 +1057,19 @@ TEST(Avx2Conv, MatchesReference) {
   }
 }
 
-// What it leaves to oneDNN: NCHW, groups, gelu_tanh, f16 storage, and every convolution on a CPU
-// with AVX-512.
+// What it leaves to oneDNN: NCHW, groups, gelu_tanh, runs of fewer than 32 floats per kernel row
+// (the 7x7 stem on 3 channels), f16 storage, and every convolution on a CPU with AVX-512.
 TEST(Avx2Conv, Declines) {
   for (const ConvCase& c : ConvCases()) {
-    if (c.nhwc && c.group == 1 && c.act != "gelu_tanh") continue;
+    if (c.nhwc && c.group == 1 && c.act != "gelu_tanh" && c.c * (c.dil == 1 ? c.k : 1) >= 32) continue;
     Attributes attrs;
     std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
     Options o;
     o.run_cap = own::SimdLevel::kAvx2;
     EXPECT_FALSE(Check("cpu.avx2.conv", "FusedConv", ins, attrs, o, c.what)) << c.what;
   }
-  const ConvCase& c = ConvCases()[0];
+  ConvCase c = ConvCases()[0];
+  c.c = 16;  // runs of 48 floats
   Attributes attrs;
   std::vector<In> ins = ConvInputs(c, 2, DType::kF16, &attrs);
   Options f16;
