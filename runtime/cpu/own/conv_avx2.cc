@@ -126,32 +126,10 @@ class Avx2ConvKernel : public ShapedKernel {
         for (int64_t kx = 0; kx < p.kw; ++kx) runs_.push_back((ky * p.dh * wp_ + kx * p.dw) * p.c);
       }
     }
-    const Operand& w = spec.inputs[1];
     const size_t want = static_cast<size_t>(PackedElements(p)) * sizeof(float);
-    if (w.format == kPackedFormat && w.constant_bytes != want) {
-      return Declined(spec, absl::StrCat("packed weights have ", w.constant_bytes, " bytes, expected ", want));
-    }
-    if (!w.format.empty() && w.format != kPackedFormat) {
-      return Declined(spec, absl::StrCat("weights format '", w.format.substr(0, 40), "' is not ", kPackedFormat));
-    }
-    if (!w.format.empty() && reinterpret_cast<uintptr_t>(w.constant) % 32 == 0) {
-      b_ = reinterpret_cast<const float*>(w.constant);  // the plan's panels as they are
-    } else {  // plain weights packed here, or packed ones copied for aligned vector loads
-      owned_b_ = AlignedArray<float>(want / sizeof(float));
-      if (!owned_b_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.avx2.conv weights"));
-      if (w.format.empty()) {
-        RETURN_IF_ERROR(PackPanels(spec, p, owned_b_.data()));
-      } else {
-        std::memcpy(owned_b_.data(), w.constant, want);
-      }
-      b_ = owned_b_.data();
-    }
-    if (p.epi.has_bias) {
-      ASSIGN_OR_RETURN(std::vector<float> bias, blas::ConstantF32(spec, runtime::kBiasInput));
-      bias_ = AlignedArray<float>(static_cast<size_t>(Panels(p.cout) * kTileCols));
-      if (!bias_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.avx2.conv bias"));
-      std::copy(bias.begin(), bias.end(), bias_.data());
-    }
+    ASSIGN_OR_RETURN(b_, F32Panels(spec, "cpu.avx2.conv", kPackedFormat, want, owned_b_,
+                                   [&](float* dst) { return PackPanels(spec, p, dst); }));
+    if (p.epi.has_bias) RETURN_IF_ERROR(PaddedBias(spec, true, Panels(p.cout) * kTileCols, bias_));
     split_ = GemmSplit((m_ + kTileRows - 1) / kTileRows, Panels(p.cout), kTileRows * k_ * 4);
     return absl::OkStatus();
   }

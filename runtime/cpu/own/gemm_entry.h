@@ -3,10 +3,14 @@
 // panels and the bias is stored as it is, and the kernel instance `create` makes.
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "runtime/cpu/blas/fused_params.h"
 #include "runtime/cpu/kernel.h"
 #include "runtime/fused_op.h"
 
@@ -38,6 +42,42 @@ absl::StatusOr<std::unique_ptr<ShapedKernel>> MakeGemmKernel(const KernelSpec& s
   auto k = std::make_unique<Kernel>();
   RETURN_IF_ERROR(k->Init(spec, p));
   return std::unique_ptr<ShapedKernel>(std::move(k));
+}
+
+// The AVX2 kernels' f32 weight panels (`bytes` long in format `format`): the plan's as they are
+// where packed and 32-byte aligned, else a copy of them, or `pack_panels(float* dst)` of plain
+// weights, held in `owned`. `id` names the entry in errors.
+template <typename PackPanels>
+absl::StatusOr<const float*> F32Panels(const KernelSpec& spec, const char* id, const char* format, size_t bytes,
+                                       AlignedArray<float>& owned, PackPanels pack_panels) {
+  const Operand& w = spec.inputs[1];
+  if (!w.format.empty() && (w.format != format || w.constant_bytes != bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): ", id, ": weights format '",
+                                                   w.format.substr(0, 40), "' (", w.constant_bytes, " bytes) is not ",
+                                                   format, " (", bytes, " bytes)"));
+  }
+  if (!w.format.empty() && reinterpret_cast<uintptr_t>(w.constant) % 32 == 0) {
+    return reinterpret_cast<const float*>(w.constant);
+  }
+  owned = AlignedArray<float>(bytes / sizeof(float));
+  if (!owned) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': ", id, " weights"));
+  if (w.format.empty()) {
+    RETURN_IF_ERROR(pack_panels(owned.data()));
+  } else {
+    std::memcpy(owned.data(), w.constant, bytes);
+  }
+  return owned.data();
+}
+
+// The step's bias as f32, zero-padded to `cols` values (whole panels), into `bias`; zeros
+// without one.
+inline absl::Status PaddedBias(const KernelSpec& spec, bool has_bias, int64_t cols, AlignedArray<float>& bias) {
+  bias = AlignedArray<float>(static_cast<size_t>(cols));
+  if (!bias) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': bias"));
+  if (!has_bias) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<float> b, blas::ConstantF32(spec, runtime::kBiasInput));
+  std::copy(b.begin(), b.end(), bias.data());
+  return absl::OkStatus();
 }
 
 }  // namespace gcomp::cpu::own

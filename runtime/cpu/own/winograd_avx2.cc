@@ -119,24 +119,9 @@ class Avx2WinogradKernel : public ShapedKernel {
     g_.th = (p.ho + 1) / 2;
     g_.tw = (p.wo + 1) / 2;
     g_.count = p.n * g_.th * g_.tw;
-    const Operand& w = spec.inputs[1];
     const size_t want = static_cast<size_t>(PackedElements(p)) * sizeof(float);
-    if (!w.format.empty() && (w.format != kPackedFormat || w.constant_bytes != want)) {
-      return Declined(spec, absl::StrCat("weights format '", w.format.substr(0, 40), "' (", w.constant_bytes,
-                                         " bytes) is not ", kPackedFormat, " (", want, " bytes)"));
-    }
-    if (w.format == kPackedFormat && reinterpret_cast<uintptr_t>(w.constant) % 32 == 0) {
-      u_ = reinterpret_cast<const float*>(w.constant);
-    } else {  // plain weights transformed here, or packed ones copied for aligned vector loads
-      owned_u_ = AlignedArray<float>(want / sizeof(float));
-      if (!owned_u_) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': cpu.avx2.winograd U"));
-      if (w.format.empty()) {
-        RETURN_IF_ERROR(PackPanels(spec, p, owned_u_.data()));
-      } else {
-        std::memcpy(owned_u_.data(), w.constant, want);
-      }
-      u_ = owned_u_.data();
-    }
+    ASSIGN_OR_RETURN(u_, F32Panels(spec, "cpu.avx2.winograd", kPackedFormat, want, owned_u_,
+                                   [&](float* dst) { return PackPanels(spec, p, dst); }));
     if (p.epi.has_bias) {
       ASSIGN_OR_RETURN(bias_, blas::ConstantF32(spec, runtime::kBiasInput));
     }
