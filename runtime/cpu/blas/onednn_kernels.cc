@@ -797,18 +797,9 @@ class WinogradF2Kernel : public ShapedKernel {
     for (int64_t o = 0; o < k_; ++o) {
       for (int64_t ch = 0; ch < c_; ++ch) {
         const float* f = &g[static_cast<size_t>((o * c_ + ch) * 9)];
-        float gg[4][3];  // G g
-        for (int j = 0; j < 3; ++j) {
-          gg[0][j] = f[j];
-          gg[1][j] = 0.5f * (f[j] + f[3 + j] + f[6 + j]);
-          gg[2][j] = 0.5f * (f[j] - f[3 + j] + f[6 + j]);
-          gg[3][j] = f[6 + j];
-        }
-        for (int i = 0; i < 4; ++i) {
-          const float a = gg[i][0], b = gg[i][1], c = gg[i][2];
-          const float row[4] = {a, 0.5f * (a + b + c), 0.5f * (a - b + c), c};
-          for (int j = 0; j < 4; ++j) u[static_cast<size_t>(((i * 4 + j) * c_ + ch) * k_ + o)] = row[j];
-        }
+        float pts[16];
+        own::WinogradFilter(f, pts);
+        for (int point = 0; point < 16; ++point) u[static_cast<size_t>((point * c_ + ch) * k_ + o)] = pts[point];
       }
     }
     std::vector<uint16_t> ub;

@@ -38,6 +38,24 @@ inline void WinogradWindow(const WinogradTiles& g, const T* x, int64_t c, int64_
   }
 }
 
+// U = G g G^T of one 3x3 filter g (row-major), its 16 points in point order (xi*4 + nu).
+inline void WinogradFilter(const float* f, float u[16]) {
+  float gg[4][3];  // G g
+  for (int j = 0; j < 3; ++j) {
+    gg[0][j] = f[j];
+    gg[1][j] = 0.5f * (f[j] + f[3 + j] + f[6 + j]);
+    gg[2][j] = 0.5f * (f[j] - f[3 + j] + f[6 + j]);
+    gg[3][j] = f[6 + j];
+  }
+  for (int i = 0; i < 4; ++i) {
+    const float a = gg[i][0], b = gg[i][1], c = gg[i][2];
+    u[i * 4 + 0] = a;
+    u[i * 4 + 1] = 0.5f * (a + b + c);
+    u[i * 4 + 2] = 0.5f * (a - b + c);
+    u[i * 4 + 3] = c;
+  }
+}
+
 }  // namespace
 
 // V = B^T d B in f32 of tiles [t0, t1) of the NHWC input x (f32, or bf16 where `bf16`) with c channels.

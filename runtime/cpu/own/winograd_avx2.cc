@@ -80,20 +80,10 @@ absl::Status PackPanels(const KernelSpec& spec, const ConvParams& p, float* dst)
   for (int64_t o = 0; o < k; ++o) {
     for (int64_t ch = 0; ch < c; ++ch) {
       const float* f = &w[static_cast<size_t>((o * c + ch) * 9)];
-      float gg[4][3];  // G g
-      for (int j = 0; j < 3; ++j) {
-        gg[0][j] = f[j];
-        gg[1][j] = 0.5f * (f[j] + f[3 + j] + f[6 + j]);
-        gg[2][j] = 0.5f * (f[j] - f[3 + j] + f[6 + j]);
-        gg[3][j] = f[6 + j];
-      }
-      for (int i = 0; i < 4; ++i) {
-        const float a = gg[i][0], b = gg[i][1], e = gg[i][2];
-        const float row[4] = {a, 0.5f * (a + b + e), 0.5f * (a - b + e), e};
-        for (int j = 0; j < 4; ++j) {
-          const int64_t point = i * 4 + j;
-          dst[((point * panels + o / kTileCols) * c + ch) * kTileCols + o % kTileCols] = row[j];
-        }
+      float u[kPoints];
+      WinogradFilter(f, u);
+      for (int64_t point = 0; point < kPoints; ++point) {
+        dst[((point * panels + o / kTileCols) * c + ch) * kTileCols + o % kTileCols] = u[point];
       }
     }
   }
