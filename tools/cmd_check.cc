@@ -112,7 +112,7 @@ absl::StatusOr<double> ParseDouble(const std::string& name, const std::string& s
 }  // namespace
 
 int Check(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch"}, {"--reference"});
+  auto args = ParseArgs(argc, argv, 2, {"--target", "--rtol", "--atol", "--precision", "--keep-fp32", "--level", "--passes", "--calibration", "--batch", "--exclude-kernels"}, {"--reference"});
   if (!args.ok()) return Report(args.status());
   if (args->positional.size() != 1) return Report(absl::InvalidArgumentError("check takes one CASE_DIR"));
   fs::path dir = args->positional[0];

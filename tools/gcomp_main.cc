@@ -18,7 +18,7 @@ commands:
                              [--device-code DIR]   (a plan: write its generated kernels, cubin and PTX)
   opt MODEL.onnx --passes=a,b [--print-after=PASS] [--print-after-all] [--verify-each] [--time-passes] [--explain]
   run PLAN|MODEL.onnx --input NAME=FILE.pb ... [--target ref|cpu|cuda] [--level L] [--precision P] [--output-dir DIR]
-  check CASE_DIR [--target ref|cpu|cuda] [--level L] [--precision P] [--rtol R] [--atol A]
+  check CASE_DIR [--target ref|cpu|cuda] [--level L] [--precision P] [--rtol R] [--atol A] [--exclude-kernels ID,...]
   bench PLAN|MODEL.onnx [--target cpu|cuda] [--precision P] [--batch N] [--threads N] [--warmup N] [--iterations N] [--json]
 
 exit codes: 0 ok, 1 a check mismatched, 2 bad usage or invalid/unsupported model, 3 internal error

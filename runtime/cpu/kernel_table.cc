@@ -55,7 +55,7 @@ const std::vector<CpuEntry>& CpuEntries() {
   static const std::vector<CpuEntry> kEntries = [] {
     std::vector<CpuEntry> t = own::GemmEntries();
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
-    t.push_back(own::Avx2WinogradEntry());
+    for (CpuEntry& e : own::Avx2WinogradEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : BlasKernelEntries()) {
       if (e.id == "cpu.onednn.conv") t.push_back(own::Avx2ConvEntry());  // after the Winograd entries
       t.push_back(std::move(e));

@@ -101,7 +101,7 @@ const CpuEntry& Entry(const std::string& id) {
     for (CpuEntry& e : own::GemmEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     t.push_back(own::Avx2ConvEntry());
-    t.push_back(own::Avx2WinogradEntry());
+    for (CpuEntry& e : own::Avx2WinogradEntries()) t.push_back(std::move(e));
     return t;
   }();
   for (const CpuEntry& e : entries) {
@@ -934,8 +934,8 @@ TEST(Avx2Gemm, Bf16RoundsTheF32ResultOnce) {
     const GemmCase c = {"bf16 rounding", {2, 37, 100}, 45, true, true, true, act, 1.0f};
     Attributes attrs;
     std::vector<In> ins = GemmInputs(c, DType::kBF16, &attrs);  // values exact in bf16
-    ins[0].v[5] = std::nanf("");                                 // row 0: NaN
-    ins[0].v[100 + 7] = RoundToStorage(1e38f, DType::kBF16);          // row 1: beyond bf16's range after the sum
+    ins[0].v[5] = std::nanf("");                                // row 0: NaN
+    ins[0].v[100 + 7] = RoundToStorage(1e38f, DType::kBF16);    // row 1: beyond bf16's range after the sum
     ins[0].v[200 + 7] = RoundToStorage(-3e38f, DType::kBF16);
     Options f32;
     f32.run_cap = own::SimdLevel::kAvx2;
@@ -1016,11 +1016,15 @@ TEST(Avx2Conv, MatchesReference) {
     cases.push_back({c, {}, {}, {}});
   }
   cases.push_back({{"3x3 s1 pads 1,0,2,1 bias relu", true, 20, 37, 11, 13, 3, 1, 0, 1, 1, true, false, "relu"},
-                   {1, 0, 2, 1}, {}, {}});
+                   {1, 0, 2, 1},
+                   {},
+                   {}});
   cases.push_back({{"3x1 kernel s2 pads 1,0,1,0", true, 33, 5, 10, 7, 3, 2, 0, 1, 1, false, false, "none"},
-                   {1, 0, 1, 0}, {3, 1}, {}});
-  cases.push_back({{"3x3 dilation 1x2 pad 2 bias clip", true, 35, 18, 9, 10, 3, 1, 2, 1, 1, true, false, "clip"},
-                   {}, {}, {1, 2}});
+                   {1, 0, 1, 0},
+                   {3, 1},
+                   {}});
+  cases.push_back(
+      {{"3x3 dilation 1x2 pad 2 bias clip", true, 35, 18, 9, 10, 3, 1, 2, 1, 1, true, false, "clip"}, {}, {}, {1, 2}});
   cases.push_back({{"1x1 s2 64 > 40 bias relu", true, 64, 40, 14, 14, 1, 2, 0, 1, 1, true, false, "relu"}, {}, {}, {}});
   for (DType t : {DType::kF32, DType::kBF16}) {
     for (const Extra& x : cases) {
@@ -1110,6 +1114,18 @@ TEST(Avx2Conv, Bf16RoundsTheF32ResultOnce) {
 // channels off its 16-channel panels, asymmetric pads, a 7x7 output (16 tiles per image) and one
 // image of one tile; weights packed at another batch or plain, 1 to 3 threads, run capped and on the
 // whole CPU.
+// The two own AVX2 Winograd entries and the words their reasons start with.
+const std::pair<const char*, const char*> kAvx2Winograds[] = {
+    {"cpu.avx2.winograd4", "own AVX2 Winograd F(4x4, 3x3)"},
+    {"cpu.avx2.winograd", "own AVX2 Winograd F(2x2, 3x3)"},
+};
+
+// F(4x4) takes plain weights of layers with 16 or more of its tiles per image (3x3, stride 1).
+bool TakenByF4(const ConvCase& c) {
+  const int64_t ho = c.h + 2 * c.pad - 2, wo = c.w + 2 * c.pad - 2;
+  return ((ho + 3) / 4) * ((wo + 3) / 4) >= 16;
+}
+
 TEST(Avx2Winograd, MatchesReference) {
   std::vector<std::pair<ConvCase, int64_t>> cases;
   for (const WinogradCase& c : WinogradF2Cases()) cases.push_back({c.conv, c.batch});
@@ -1117,35 +1133,41 @@ TEST(Avx2Winograd, MatchesReference) {
   cases.push_back({{"512->512 7x7 bias relu", true, 512, 512, 7, 7, 3, 1, 1, 1, 1, true, false, "relu"}, 1});
   cases.push_back({{"17->33 2x2 pad 1 no bias", true, 17, 33, 2, 2, 3, 1, 1, 1, 1, false, false, "none"}, 3});
   cases.push_back({{"8->8 3x3 pad 0: one tile", true, 8, 8, 3, 3, 3, 1, 0, 1, 1, true, false, "relu"}, 1});
-  for (DType t : {DType::kF32, DType::kBF16}) {
-    for (const auto& [c, batch] : cases) {
-      Attributes attrs;
-      std::vector<In> ins = ConvInputs(c, batch, t, &attrs);
-      // (threads, pack batch (-1: plain weights, 0: the run's), run capped)
-      const std::tuple<int, int64_t, bool> runs[] = {{1, -1, true}, {2, 0, true}, {2, batch + 3, false}, {3, 0, true}};
-      for (const auto& [threads, pack_batch, run_capped] : runs) {
-        Options o;
-        o.dtype = t;
-        o.threads = threads;
-        o.pack = pack_batch >= 0;
-        o.pack_batch = std::max<int64_t>(pack_batch, 0);
-        o.pack_cap = own::SimdLevel::kAvx2;
-        if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
-        o.workspace = true;  // V and M
-        o.reason_has = "own AVX2 Winograd F(2x2, 3x3)";
-        EXPECT_TRUE(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, o, c.what)) << c.what;
+  cases.push_back({{"12->9 6x6 pad 0: one F(4x4) tile", true, 12, 9, 6, 6, 3, 1, 0, 1, 1, true, false, "none"}, 2});
+  cases.push_back({{"64->64 56x56 bias relu", true, 64, 64, 56, 56, 3, 1, 1, 1, 1, true, false, "relu"}, 2});
+  for (const auto& [id, reason] : kAvx2Winograds) {
+    for (DType t : {DType::kF32, DType::kBF16}) {
+      for (const auto& [c, batch] : cases) {
+        Attributes attrs;
+        std::vector<In> ins = ConvInputs(c, batch, t, &attrs);
+        // (threads, pack batch (-1: plain weights, 0: the run's), run capped)
+        const std::tuple<int, int64_t, bool> runs[] = {
+            {1, -1, true}, {2, 0, true}, {2, batch + 3, false}, {3, 0, true}};
+        for (const auto& [threads, pack_batch, run_capped] : runs) {
+          Options o;
+          o.dtype = t;
+          o.threads = threads;
+          o.pack = pack_batch >= 0;
+          o.pack_batch = std::max<int64_t>(pack_batch, 0);
+          o.pack_cap = own::SimdLevel::kAvx2;
+          if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+          o.workspace = true;  // V and M
+          o.reason_has = reason;
+          const bool taken = std::string(id) != "cpu.avx2.winograd4" || TakenByF4(c);
+          EXPECT_EQ(Check(id, "FusedConv", ins, attrs, o, c.what), taken) << id << " " << c.what;
+        }
       }
     }
   }
   // Asymmetric pads: the output grows by one row and loses one column.
-  const ConvCase c = {"64->40 10x12 pads 1,0,2,1 bias relu", true, 64, 40, 10, 12, 3, 1, 0, 1, 1, true, false, "relu"};
+  const ConvCase c = {"64->40 16x18 pads 1,0,2,1 bias relu", true, 64, 40, 16, 18, 3, 1, 0, 1, 1, true, false, "relu"};
   Attributes attrs;
   std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
   attrs.Set("pads", std::vector<int64_t>{1, 0, 2, 1});
   Options o;
   o.pack = true;
   o.pack_cap = o.run_cap = own::SimdLevel::kAvx2;
-  EXPECT_TRUE(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, o, c.what));
+  for (const auto& [id, reason] : kAvx2Winograds) EXPECT_TRUE(Check(id, "FusedConv", ins, attrs, o, c.what)) << id;
 }
 
 // What it leaves to the other convolutions: strides, residuals, dilation, groups, NCHW, 5x5, clip,
@@ -1155,39 +1177,45 @@ TEST(Avx2Winograd, Declines) {
   Options capped;
   capped.run_cap = own::SimdLevel::kAvx2;
   for (const ConvCase& c : WinogradF2Declined()) {
-    if (c.what == "32 channels" || c.what == "7x7 output: 16 tiles per image") continue;  // taken here
     Attributes attrs;
     std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
-    EXPECT_FALSE(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, capped, c.what)) << c.what;
+    // F(2x2) takes these two; F(4x4) only the first (the 7x7 output has 4 of its tiles per image).
+    const bool f2 = c.what == "32 channels" || c.what == "7x7 output: 16 tiles per image";
+    EXPECT_EQ(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, capped, c.what), f2) << c.what;
+    EXPECT_EQ(Check("cpu.avx2.winograd4", "FusedConv", ins, attrs, capped, c.what), c.what == "32 channels") << c.what;
   }
   const ConvCase& c = WinogradF2Cases()[0].conv;
   Attributes attrs;
   std::vector<In> ins = ConvInputs(c, 1, DType::kF32, &attrs);
   const bool wider = own::CpuSimdLevel() != own::SimdLevel::kAvx2;
-  EXPECT_EQ(Check("cpu.avx2.winograd", "FusedConv", ins, attrs, Options{}, "fp32 on the whole CPU"), !wider)
-      << own::SimdLevelName(own::CpuSimdLevel());
+  for (const auto& [id, reason] : kAvx2Winograds) {
+    EXPECT_EQ(Check(id, "FusedConv", ins, attrs, Options{}, "fp32 on the whole CPU"), !wider)
+        << id << " " << own::SimdLevelName(own::CpuSimdLevel());
+  }
 }
 
 // bf16 storage runs the f32 transforms and products on the widened values and rounds each output
 // once: bit for bit the f32 run's output rounded to bf16.
 TEST(Avx2Winograd, Bf16RoundsTheF32ResultOnce) {
-  const ConvCase c = {"bf16 rounding", true, 40, 24, 9, 8, 3, 1, 1, 1, 1, true, false, "relu"};
+  const ConvCase c = {"bf16 rounding", true, 40, 24, 17, 16, 3, 1, 1, 1, 1, true, false, "relu"};
   Attributes attrs;
   std::vector<In> ins = ConvInputs(c, 2, DType::kBF16, &attrs);
   Options f32;
   f32.run_cap = own::SimdLevel::kAvx2;
   Options bf16 = f32;
   bf16.dtype = DType::kBF16;
-  const std::vector<int64_t> out = {2, 9, 8, 24};
-  std::optional<std::vector<float>> a = RunKernel(Entry("cpu.avx2.winograd"), "FusedConv", ins, attrs, out, f32);
-  std::optional<std::vector<float>> b = RunKernel(Entry("cpu.avx2.winograd"), "FusedConv", ins, attrs, out, bf16);
-  ASSERT_TRUE(a && b);
-  ASSERT_EQ(a->size(), b->size());
-  std::vector<uint16_t> rounded(a->size());
-  StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
-  const std::vector<uint8_t> got = Store(DType::kBF16, *b);
-  ASSERT_EQ(got.size(), rounded.size() * 2);
-  EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0);
+  const std::vector<int64_t> out = {2, 17, 16, 24};
+  for (const auto& [id, reason] : kAvx2Winograds) {
+    std::optional<std::vector<float>> a = RunKernel(Entry(id), "FusedConv", ins, attrs, out, f32);
+    std::optional<std::vector<float>> b = RunKernel(Entry(id), "FusedConv", ins, attrs, out, bf16);
+    ASSERT_TRUE(a && b) << id;
+    ASSERT_EQ(a->size(), b->size());
+    std::vector<uint16_t> rounded(a->size());
+    StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
+    const std::vector<uint8_t> got = Store(DType::kBF16, *b);
+    ASSERT_EQ(got.size(), rounded.size() * 2);
+    EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0) << id;
+  }
 }
 
 }  // namespace

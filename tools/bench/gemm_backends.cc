@@ -268,7 +268,7 @@ int Main(int argc, char** argv) {
   std::vector<CpuEntry> entries = BlasKernelEntries();
   for (CpuEntry& e : own::GemmEntries()) entries.push_back(std::move(e));
   entries.push_back(own::Avx2ConvEntry());
-  entries.push_back(own::Avx2WinogradEntry());
+  for (CpuEntry& e : own::Avx2WinogradEntries()) entries.push_back(std::move(e));
   // The columns' entries (bf16: the second on GEMM layers only).
   const bool convs_only = !conv_pair.empty();
   const std::string first_conv = convs_only ? conv_pair[0] : "cpu.onednn.conv";

@@ -18,9 +18,9 @@ std::vector<CpuEntry> Avx2GemmEntries();
 // The own fp32 implicit-GEMM convolution on AVX2 + FMA (conv_avx2.cc), chosen where the CPU has no
 // AVX-512; the table tries it after the Winograd entries and before oneDNN's convolution.
 CpuEntry Avx2ConvEntry();
-// The own Winograd F(2x2, 3x3) on AVX2 + FMA (winograd_avx2.cc); the table tries it before every
-// other convolution entry.
-CpuEntry Avx2WinogradEntry();
+// The own Winograd F(4x4, 3x3) and F(2x2, 3x3) on AVX2 + FMA (winograd_avx2.cc), in that order;
+// the table tries them before every other convolution entry.
+std::vector<CpuEntry> Avx2WinogradEntries();
 }  // namespace own
 
 }  // namespace gcomp::cpu

@@ -56,6 +56,28 @@ inline void WinogradFilter(const float* f, float u[16]) {
   }
 }
 
+// U = G g G^T of one 3x3 filter g (row-major) for F(4x4, 3x3), its 36 points in point order
+// (xi*6 + nu). G's rows (interpolation points 0, 1, -1, 2, -2 and infinity): g0 / 4,
+// -(g0 + g1 + g2) / 6, -(g0 - g1 + g2) / 6, g0 / 24 + g1 / 12 + g2 / 6, g0 / 24 - g1 / 12 + g2 / 6,
+// g2.
+inline void WinogradFilter4x4(const float* f, float u[36]) {
+  const auto rows = [](float a, float b, float c, float out[6]) {
+    out[0] = a / 4.0f;
+    out[1] = -(a + b + c) / 6.0f;
+    out[2] = -(a - b + c) / 6.0f;
+    out[3] = a / 24.0f + b / 12.0f + c / 6.0f;
+    out[4] = a / 24.0f - b / 12.0f + c / 6.0f;
+    out[5] = c;
+  };
+  float gg[6][3];  // G g, column by column
+  for (int j = 0; j < 3; ++j) {
+    float col[6];
+    rows(f[j], f[3 + j], f[6 + j], col);
+    for (int i = 0; i < 6; ++i) gg[i][j] = col[i];
+  }
+  for (int i = 0; i < 6; ++i) rows(gg[i][0], gg[i][1], gg[i][2], u + i * 6);
+}
+
 }  // namespace
 
 // V = B^T d B in f32 of tiles [t0, t1) of the NHWC input x (f32, or bf16 where `bf16`) with c channels.

@@ -1,22 +1,23 @@
-// cpu.avx2.winograd: NHWC 3x3 stride-1 FusedConv steps as Winograd F(2x2, 3x3) on AVX2 + FMA, every
-// part of it own: the f32 transforms of winograd.h around 16 GEMMs (one per Winograd point) on the
-// 6 x 16 register tiles of avx2_tile.h. 16 products per 2x2 output tile where the direct
-// convolution takes 36: 2.25x fewer.
+// cpu.avx2.winograd4 and cpu.avx2.winograd: NHWC 3x3 stride-1 FusedConv steps as Winograd
+// F(4x4, 3x3) and F(2x2, 3x3) on AVX2 + FMA, every part of it own. Per output tile of m x m pixels
+// (m = 4 or 2), (m + 2)^2 products where the direct convolution takes 9 m^2: 36 for 16 pixels
+// (4x fewer) or 16 for 4 (2.25x fewer).
 //
 // Per block of `block_` output tiles, all threads together:
-//   1. V [16][tiles][C] = the input transform of the block's 4x4 windows (bf16 widened, zeros
-//      outside the image), the tiles split between the threads;
-//   2. M_p [tiles][K] = V_p [tiles][C] x U_p [C][K] for the 16 points p, the (point, 16-channel
-//      panel) pairs split between the threads in point order, so that a thread's V_p stays in L2
-//      while U_p's panels stream past it;
-//   3. Y = the output transform of M, + bias, then ReLU, the tiles split between the threads.
+//   1. V [P][tiles][C] = the input transform B^T d B of the block's (m + 2)^2 windows (bf16
+//      widened, zeros outside the image), the tiles split between the threads;
+//   2. M_p [tiles][K] = V_p [tiles][C] x U_p [C][K] for the P points p on the 6 x 16 register
+//      tiles of avx2_tile.h, the (point, 16-channel panel) pairs split between the threads in
+//      point order, so that a thread's V_p stays in L2 while U_p's panels stream past it;
+//   3. Y = the output transform A^T M A, + bias, then ReLU, the tiles split between the threads.
 // U = G g G^T is made at compile time (`pack`): per point, panels of 16 output channels, C rows of
-// 16 floats each; the plan stores it (16/9 of the plain weights' bytes).
+// 16 floats each; the plan stores it (P/9 of the plain weights' bytes: 4x for F(4x4), 1.8x for
+// F(2x2)). F(2x2) runs the portable transforms of winograd.h; F(4x4) its own AVX2 ones below.
 //
-// It takes f32 steps and bf16-storage steps (bf16 or f32 weights) without residual, with no
-// activation or ReLU, on CPUs whose best vector unit is AVX2; the table tries it before every other
-// convolution there. Layers with few tiles per image run the own direct convolution
-// (conv_avx2.cc) instead: see Chosen().
+// Both take f32 steps and bf16-storage steps (bf16 or f32 weights) without residual, with no
+// activation or ReLU, on CPUs whose best vector unit is AVX2; the table tries F(4x4) first, then
+// F(2x2), before every other convolution there. F(4x4) takes the layers where it measured faster:
+// see kMinTiles4x4.
 #include <omp.h>
 
 #include <algorithm>
@@ -39,15 +40,25 @@ namespace {
 
 using runtime::ConvParams;
 
-constexpr char kPackedFormat[] = "avx2-f32-winograd-panels16";
-constexpr int64_t kPoints = 16;
+// One of the two entries: its output tile side m and the format of its packed U.
+struct Variant {
+  const char* id;
+  const char* format;
+  int m;
+  int64_t Points() const { return (m + 2) * (m + 2); }
+};
+constexpr Variant kF4{"cpu.avx2.winograd4", "avx2-f32-winograd4-panels16", 4};
+constexpr Variant kF2{"cpu.avx2.winograd", "avx2-f32-winograd-panels16", 2};
+
 // The bytes of one block's V and M together: blocks of more tiles read U fewer times; fewer keep
 // V and M nearer the cores.
 constexpr int64_t kBlockBytes = int64_t{1} << 20;
 
 int64_t Panels(int64_t n) { return (n + kTileCols - 1) / kTileCols; }
-int64_t PackedElements(const ConvParams& p) { return kPoints * Panels(p.cout) * kTileCols * p.c; }
-int64_t TilesPerImage(const ConvParams& p) { return ((p.ho + 1) / 2) * ((p.wo + 1) / 2); }
+int64_t PackedElements(const Variant& v, const ConvParams& p) { return v.Points() * Panels(p.cout) * kTileCols * p.c; }
+int64_t TilesPerImage(const Variant& v, const ConvParams& p) {
+  return ((p.ho + v.m - 1) / v.m) * ((p.wo + v.m - 1) / v.m);
+}
 
 std::optional<ConvParams> Parse(const KernelSpec& spec, std::string* why) {
   std::optional<ConvParams> p = runtime::ParseConv(spec, why);
@@ -68,21 +79,25 @@ std::optional<ConvParams> Parse(const KernelSpec& spec, std::string* why) {
   return std::nullopt;
 }
 
-absl::Status Declined(const KernelSpec& spec, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): cpu.avx2.winograd: ", why));
+absl::Status Declined(const Variant& v, const KernelSpec& spec, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): ", v.id, ": ", why));
 }
 
 // U = G g G^T of W [K, C, 3, 3] as [point][panel][C][16] (zero past K).
-absl::Status PackPanels(const KernelSpec& spec, const ConvParams& p, float* dst) {
+absl::Status PackPanels(const Variant& v, const KernelSpec& spec, const ConvParams& p, float* dst) {
   ASSIGN_OR_RETURN(std::vector<float> w, blas::ConstantF32(spec, 1));
-  const int64_t c = p.c, k = p.cout, panels = Panels(k);
-  std::fill(dst, dst + PackedElements(p), 0.0f);
+  const int64_t c = p.c, k = p.cout, panels = Panels(k), points = v.Points();
+  std::fill(dst, dst + PackedElements(v, p), 0.0f);
   for (int64_t o = 0; o < k; ++o) {
     for (int64_t ch = 0; ch < c; ++ch) {
       const float* f = &w[static_cast<size_t>((o * c + ch) * 9)];
-      float u[kPoints];
-      WinogradFilter(f, u);
-      for (int64_t point = 0; point < kPoints; ++point) {
+      float u[36];
+      if (v.m == 4) {
+        WinogradFilter4x4(f, u);
+      } else {
+        WinogradFilter(f, u);
+      }
+      for (int64_t point = 0; point < points; ++point) {
         dst[((point * panels + o / kTileCols) * c + ch) * kTileCols + o % kTileCols] = u[point];
       }
     }
@@ -90,8 +105,120 @@ absl::Status PackPanels(const KernelSpec& spec, const ConvParams& p, float* dst)
   return absl::OkStatus();
 }
 
+// F(4x4, 3x3)'s transforms, 8 channels at a time. B^T (6x6) on six vectors d0..d5:
+//   4 d0 - 5 d2 + d4,  (d3 + d4) - 4 (d1 + d2),  (d4 - d3) + 4 (d1 - d2),
+//   (d4 - d2) + 2 (d3 - d1),  (d4 - d2) - 2 (d3 - d1),  4 d1 - 5 d3 + d5.
+inline void InputRows4(const __m256 d[6], __m256 r[6]) {
+  const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
+  r[0] = _mm256_fmadd_ps(four, d[0], _mm256_fnmadd_ps(five, d[2], d[4]));
+  const __m256 a = _mm256_fnmadd_ps(four, d[2], d[4]), b = _mm256_fnmadd_ps(four, d[1], d[3]);
+  r[1] = _mm256_add_ps(a, b);
+  r[2] = _mm256_sub_ps(a, b);
+  const __m256 e = _mm256_sub_ps(d[4], d[2]), f = _mm256_mul_ps(two, _mm256_sub_ps(d[3], d[1]));
+  r[3] = _mm256_add_ps(e, f);
+  r[4] = _mm256_sub_ps(e, f);
+  r[5] = _mm256_fmadd_ps(four, d[1], _mm256_fnmadd_ps(five, d[3], d[5]));
+}
+
+// A^T (4x6) on six vectors m0..m5: m0 + (m1 + m2) + (m3 + m4),  (m1 - m2) + 2 (m3 - m4),
+// (m1 + m2) + 4 (m3 + m4),  (m1 - m2) + 8 (m3 - m4) + m5.
+inline void OutputRows4(const __m256 m[6], __m256 o[4]) {
+  const __m256 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
+  const __m256 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
+  o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
+  o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), d34, d12);
+  o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), s34, s12);
+  o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d34, d12), m[5]);
+}
+
+// `lanes` (1..8) channels at p as f32, the rest 0; all zeros for padding (p null).
+inline __m256 Load8(const float* p, int64_t lanes) {
+  if (!p) return _mm256_setzero_ps();
+  return lanes == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, LaneMask(lanes));
+}
+inline __m256 Load8(const uint16_t* p, int64_t lanes) { return p ? LoadBf16(p, lanes) : _mm256_setzero_ps(); }
+
+inline void Store8(float* p, __m256 v, int64_t lanes) {
+  if (lanes == 8) {
+    _mm256_storeu_ps(p, v);
+  } else {
+    _mm256_maskstore_ps(p, LaneMask(lanes), v);
+  }
+}
+inline void Store8(uint16_t* p, __m256 v, int64_t lanes) { StoreBf16(p, v, lanes); }
+
+// V of tiles [t0, t1) of the block from `base` ([36][rows][c]): B^T d B of their 6x6 windows.
+template <typename T>
+void InputTiles4(const WinogradTiles& g, const T* x, int64_t c, int64_t base, int64_t rows, int64_t t0, int64_t t1,
+                 float* v) {
+  const int64_t plane = rows * c;
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t n = t / (g.th * g.tw), y0 = 4 * ((t / g.tw) % g.th) - g.pt, x0 = 4 * (t % g.tw) - g.pl;
+    const T* px[6][6];
+    for (int i = 0; i < 6; ++i) {
+      for (int j = 0; j < 6; ++j) {
+        const int64_t iy = y0 + i, ix = x0 + j;
+        px[i][j] = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? x + ((n * g.h + iy) * g.w + ix) * c : nullptr;
+      }
+    }
+    float* out = v + (t - base) * c;
+    for (int64_t c0 = 0; c0 < c; c0 += 8) {
+      const int64_t lanes = std::min<int64_t>(8, c - c0);
+      __m256 r[6][6];  // B^T d: r[i][j] is row i of column j
+      for (int j = 0; j < 6; ++j) {
+        __m256 d[6], col[6];
+        for (int i = 0; i < 6; ++i) d[i] = Load8(px[i][j] ? px[i][j] + c0 : nullptr, lanes);
+        InputRows4(d, col);
+        for (int i = 0; i < 6; ++i) r[i][j] = col[i];
+      }
+      for (int i = 0; i < 6; ++i) {
+        __m256 row[6];
+        InputRows4(r[i], row);
+        for (int j = 0; j < 6; ++j) Store8(out + (i * 6 + j) * plane + c0, row[j], lanes);
+      }
+    }
+  }
+}
+
+// Y of tiles [t0, t1) from their products m ([36][rows][k]): A^T M A + bias (zero-padded to a
+// multiple of 8 channels), ReLU where relu; the pixels past the image's edge left out.
+template <typename T>
+void OutputTiles4(const WinogradTiles& g, const float* m, int64_t k, int64_t base, int64_t rows, int64_t t0, int64_t t1,
+                  const float* bias, bool relu, T* y) {
+  const int64_t plane = rows * k;
+  const __m256 zero = _mm256_setzero_ps();
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t n = t / (g.th * g.tw), oy = 4 * ((t / g.tw) % g.th), ox = 4 * (t % g.tw);
+    const int64_t out_rows = std::min<int64_t>(4, g.ho - oy), out_cols = std::min<int64_t>(4, g.wo - ox);
+    const float* in = m + (t - base) * k;
+    T* out = y + ((n * g.ho + oy) * g.wo + ox) * k;
+    for (int64_t k0 = 0; k0 < k; k0 += 8) {
+      const int64_t lanes = std::min<int64_t>(8, k - k0);
+      __m256 s[4][6];  // A^T M: s[i][j] is row i of column j
+      for (int j = 0; j < 6; ++j) {
+        __m256 p[6], col[4];
+        for (int i = 0; i < 6; ++i) p[i] = _mm256_loadu_ps(in + (i * 6 + j) * plane + k0);
+        OutputRows4(p, col);
+        for (int i = 0; i < 4; ++i) s[i][j] = col[i];
+      }
+      const __m256 b = _mm256_loadu_ps(bias + k0);
+      for (int64_t i = 0; i < out_rows; ++i) {
+        __m256 o[4];
+        OutputRows4(s[i], o);
+        for (int64_t j = 0; j < out_cols; ++j) {
+          __m256 val = _mm256_add_ps(o[j], b);
+          if (relu) val = _mm256_max_ps(zero, val);
+          Store8(out + (i * g.wo + j) * k + k0, val, lanes);
+        }
+      }
+    }
+  }
+}
+
 class Avx2WinogradKernel : public ShapedKernel {
  public:
+  explicit Avx2WinogradKernel(const Variant& v) : v_(v), points_(v.Points()) {}
+
   absl::Status Init(const KernelSpec& spec, const ConvParams& p) {
     name_ = spec.name;
     threads_ = std::max(1, spec.threads);
@@ -106,21 +233,21 @@ class Avx2WinogradKernel : public ShapedKernel {
     g_.wo = p.wo;
     g_.pt = p.pt;
     g_.pl = p.pl;
-    g_.th = (p.ho + 1) / 2;
-    g_.tw = (p.wo + 1) / 2;
+    g_.th = (p.ho + v_.m - 1) / v_.m;
+    g_.tw = (p.wo + v_.m - 1) / v_.m;
     g_.count = p.n * g_.th * g_.tw;
-    const size_t want = static_cast<size_t>(PackedElements(p)) * sizeof(float);
-    ASSIGN_OR_RETURN(u_, F32Panels(spec, "cpu.avx2.winograd", kPackedFormat, want, owned_u_,
-                                   [&](float* dst) { return PackPanels(spec, p, dst); }));
-    if (p.epi.has_bias) {
-      ASSIGN_OR_RETURN(bias_, blas::ConstantF32(spec, runtime::kBiasInput));
-    }
-    // Blocks of at most kBlockBytes of V and M (at least one row of tiles), as even as possible.
-    const int64_t most = std::max<int64_t>(kTileRows, kBlockBytes / (kPoints * (c_ + k_) * 4));
+    const size_t want = static_cast<size_t>(PackedElements(v_, p)) * sizeof(float);
+    ASSIGN_OR_RETURN(u_, F32Panels(spec, v_.id, v_.format, want, owned_u_,
+                                   [&](float* dst) { return PackPanels(v_, spec, p, dst); }));
+    RETURN_IF_ERROR(PaddedBias(spec, p.epi.has_bias, panels_ * kTileCols, bias_));
+    // Blocks of at most kBlockBytes of V and M (at least one register tile of rows), as even as
+    // possible, in whole register tiles where the block is split.
+    const int64_t most = std::max<int64_t>(kTileRows, kBlockBytes / (points_ * (c_ + k_) * 4));
     const int64_t blocks = (g_.count + most - 1) / most;
     block_ = (g_.count + blocks - 1) / blocks;
-    v_bytes_ = Align64(static_cast<size_t>(kPoints * block_ * c_) * 4);
-    m_bytes_ = Align64(static_cast<size_t>(kPoints * block_ * k_) * 4);
+    if (blocks > 1) block_ = std::min(g_.count, (block_ + kTileRows - 1) / kTileRows * kTileRows);
+    v_bytes_ = Align64(static_cast<size_t>(points_ * block_ * c_) * 4);
+    m_bytes_ = Align64(static_cast<size_t>(points_ * block_ * k_) * 4);
     return absl::OkStatus();
   }
 
@@ -142,20 +269,19 @@ class Avx2WinogradKernel : public ShapedKernel {
     float* m = reinterpret_cast<float*>(workspace.data() + v_bytes_);
     const void* x = inputs[0];
     void* y = outputs[0];
-    const float* bias = bias_.empty() ? nullptr : bias_.data();
-    const int threads = static_cast<int>(std::min<int64_t>(threads_, kPoints * panels_));
+    const int threads = static_cast<int>(std::min<int64_t>(threads_, points_ * panels_));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
       const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
       for (int64_t base = 0; base < g_.count; base += block_) {
         const int64_t rows = std::min(block_, g_.count - base);
-        WinogradInputTilesF32(g_, bf16_, x, c_, base, rows, base + rows * t / nt, base + rows * (t + 1) / nt, v);
+        const int64_t t0 = base + rows * t / nt, t1 = base + rows * (t + 1) / nt;
+        InputTiles(x, base, rows, t0, t1, v);
 #pragma omp barrier
-        const int64_t items = kPoints * panels_;
+        const int64_t items = points_ * panels_;
         for (int64_t i = items * t / nt; i < items * (t + 1) / nt; ++i) Products(v, m, rows, i / panels_, i % panels_);
 #pragma omp barrier
-        WinogradOutputTilesF32(g_, m, k_, base, rows, base + rows * t / nt, base + rows * (t + 1) / nt, bias, relu_,
-                               bf16_, y);
+        OutputTiles(m, base, rows, t0, t1, y);
 #pragma omp barrier
       }
     }
@@ -163,6 +289,26 @@ class Avx2WinogradKernel : public ShapedKernel {
   }
 
  private:
+  void InputTiles(const void* x, int64_t base, int64_t rows, int64_t t0, int64_t t1, float* v) const {
+    if (v_.m == 2) {
+      WinogradInputTilesF32(g_, bf16_, x, c_, base, rows, t0, t1, v);
+    } else if (bf16_) {
+      InputTiles4(g_, static_cast<const uint16_t*>(x), c_, base, rows, t0, t1, v);
+    } else {
+      InputTiles4(g_, static_cast<const float*>(x), c_, base, rows, t0, t1, v);
+    }
+  }
+
+  void OutputTiles(const float* m, int64_t base, int64_t rows, int64_t t0, int64_t t1, void* y) const {
+    if (v_.m == 2) {
+      WinogradOutputTilesF32(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, bf16_, y);
+    } else if (bf16_) {
+      OutputTiles4(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, static_cast<uint16_t*>(y));
+    } else {
+      OutputTiles4(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, static_cast<float*>(y));
+    }
+  }
+
   // M_p [rows][K] columns of `panel` = V_p [rows][C] x U_p's panel.
   void Products(const float* v, float* m, int64_t rows, int64_t point, int64_t panel) const {
     TileOutput out;
@@ -172,12 +318,24 @@ class Avx2WinogradKernel : public ShapedKernel {
     const float* b = u_ + (point * panels_ + panel) * c_ * kTileCols;
     for (int64_t r0 = 0; r0 < rows; r0 += kTileRows) {
       switch (std::min<int64_t>(kTileRows, rows - r0)) {
-        case 6: Tile<6>(vp, b, out, r0, panel); break;
-        case 5: Tile<5>(vp, b, out, r0, panel); break;
-        case 4: Tile<4>(vp, b, out, r0, panel); break;
-        case 3: Tile<3>(vp, b, out, r0, panel); break;
-        case 2: Tile<2>(vp, b, out, r0, panel); break;
-        default: Tile<1>(vp, b, out, r0, panel); break;
+        case 6:
+          Tile<6>(vp, b, out, r0, panel);
+          break;
+        case 5:
+          Tile<5>(vp, b, out, r0, panel);
+          break;
+        case 4:
+          Tile<4>(vp, b, out, r0, panel);
+          break;
+        case 3:
+          Tile<3>(vp, b, out, r0, panel);
+          break;
+        case 2:
+          Tile<2>(vp, b, out, r0, panel);
+          break;
+        default:
+          Tile<1>(vp, b, out, r0, panel);
+          break;
       }
     }
   }
@@ -192,6 +350,8 @@ class Avx2WinogradKernel : public ShapedKernel {
     StoreTile<R, false>(acc, out, r0, panel * kTileCols);
   }
 
+  const Variant v_;
+  const int64_t points_;
   std::string name_;
   int threads_ = 1;
   bool bf16_ = false, relu_ = false;
@@ -200,45 +360,61 @@ class Avx2WinogradKernel : public ShapedKernel {
   int64_t block_ = 0;  // tiles per block (the last may have fewer)
   const float* u_ = nullptr;
   AlignedArray<float> owned_u_;
-  std::vector<float> bias_;
+  AlignedArray<float> bias_;          // zero-padded to whole panels (zeros without a bias)
   size_t v_bytes_ = 0, m_bytes_ = 0;  // V and M of one block in the workspace, each rounded up to 64 bytes
   AlignedArray<uint8_t> own_workspace_;
 };
 
-}  // namespace
+// Where F(4x4) takes a layer that F(2x2) would otherwise: at 16 or more F(4x4) tiles per image
+// (outputs of 13x13 and up). Its U is 2.25x F(2x2)'s, and with fewer tiles reading it costs more
+// than the products it saves: ResNet-50's 7x7 layers (4 tiles) ran 6-13% slower than F(2x2) at
+// batch 1, its 14x14 ones (16 tiles) 1.15x faster and its 28x28 and 56x56 ones 1.7x faster
+// (`gemm_backends --conv cpu.avx2.winograd,cpu.avx2.winograd4`, Zen 3, 2 threads).
+constexpr int64_t kMinTiles4x4 = 16;
 
-CpuEntry Avx2WinogradEntry() {
+CpuEntry WinogradEntry(const Variant& v) {
   CpuEntry e;
-  e.id = "cpu.avx2.winograd";
+  e.id = v.id;
   e.ops = {"FusedConv"};
   e.params = runtime::ConvParamSpecs();
-  e.description =
-      "own Winograd F(2x2, 3x3) on AVX2 + FMA (3x3 stride 1, no residual, none or ReLU; f32, or bf16 widened): f32 "
-      "transforms around 16 GEMMs on 6 x 16 register tiles, U made at compile time; chosen where the CPU has no "
-      "AVX-512";
-  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+  e.description = absl::StrCat("own Winograd F(", v.m, "x", v.m,
+                               ", 3x3) on AVX2 + FMA (3x3 stride 1, no residual, none or ReLU; f32, or bf16 "
+                               "widened): f32 transforms around ",
+                               v.Points(),
+                               " GEMMs on 6 x 16 register tiles, U made at compile time; chosen "
+                               "where the CPU has no AVX-512");
+  e.accepts = [v](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
     std::optional<ConvParams> p = Parse(spec, &why);
-    const bool packed = spec.inputs[1].format == kPackedFormat;
+    const bool packed = spec.inputs[1].format == v.format;
     if (!p || (CpuSimdLevel() != SimdLevel::kAvx2 && !packed)) return std::nullopt;
-    return absl::StrCat("own AVX2 Winograd F(2x2, 3x3), ", TilesPerImage(*p), " tiles per image (",
+    const int64_t tiles = TilesPerImage(v, *p);
+    if (v.m == 4 && !packed && tiles < kMinTiles4x4) return std::nullopt;
+    return absl::StrCat("own AVX2 Winograd F(", v.m, "x", v.m, ", 3x3), ", tiles, " tiles per image (",
                         runtime::DescribeConv(*p), ")", p->dtype == DType::kBF16 ? ", bf16 storage widened to f32" : "",
-                        packed ? ": the plan's weights are packed for it" : ": this CPU has no AVX-512");
+                        packed ? ": the plan's weights are packed for it" : ": this CPU has no AVX-512",
+                        v.m == 4 ? "" : TilesPerImage(kF4, *p) < kMinTiles4x4 ? " (under 16 F(4x4) tiles per image)" : "");
   };
-  e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
+  e.pack = [v](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
     std::optional<ConvParams> p = Parse(spec, &why);
-    if (!p) return Declined(spec, why);
-    return PackGemmOperand<float>(spec, index, PackedElements(*p), kPackedFormat,
-                                    [&](float* dst) { return PackPanels(spec, *p, dst); });
+    if (!p) return Declined(v, spec, why);
+    return PackGemmOperand<float>(spec, index, PackedElements(v, *p), v.format,
+                                  [&](float* dst) { return PackPanels(v, spec, *p, dst); });
   };
-  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+  e.create = [v](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
     std::optional<ConvParams> p = Parse(spec, &why);
-    if (!p) return Declined(spec, why);
-    return MakeGemmKernel<Avx2WinogradKernel>(spec, *p);
+    if (!p) return Declined(v, spec, why);
+    auto k = std::make_unique<Avx2WinogradKernel>(v);
+    RETURN_IF_ERROR(k->Init(spec, *p));
+    return std::unique_ptr<ShapedKernel>(std::move(k));
   };
   return e;
 }
+
+}  // namespace
+
+std::vector<CpuEntry> Avx2WinogradEntries() { return {WinogradEntry(kF4), WinogradEntry(kF2)}; }
 
 }  // namespace gcomp::cpu::own
