@@ -165,7 +165,9 @@ std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string
   cap.emplace(o.run_cap);
   // A session checks the plan's step against its entry again (on the CPU it runs on) before it
   // creates the kernel.
-  if (o.pack) EXPECT_TRUE(e.accepts(spec)) << e.id << ": a packed step declined at run time";
+  if (o.pack) {
+    EXPECT_TRUE(e.accepts(spec)) << e.id << ": a packed step declined at run time";
+  }
   auto k = e.create(spec);
   EXPECT_TRUE(k.ok()) << k.status();
   if (!k.ok()) return std::vector<float>{};
@@ -180,7 +182,9 @@ std::optional<std::vector<float>> RunKernel(const CpuEntry& e, const std::string
   // scratch is what the steps before it left there), then on the kernel's own.
   const int64_t ws_bytes = (*k)->WorkspaceBytes();
   EXPECT_GE(ws_bytes, 0);
-  if (o.workspace) EXPECT_EQ(ws_bytes > 0, *o.workspace) << "workspace bytes " << ws_bytes;
+  if (o.workspace) {
+    EXPECT_EQ(ws_bytes > 0, *o.workspace) << "workspace bytes " << ws_bytes;
+  }
   AlignedArray<uint8_t> ws(static_cast<size_t>(std::max<int64_t>(ws_bytes, 0)));
   if (ws_bytes > 0) std::memset(ws.data(), 0xcd, static_cast<size_t>(ws_bytes));
   for (int rep = 0; rep < (o.in_place ? 1 : 2); ++rep) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/epilogue.h"
 #include "runtime/cpu/erf_rational.h"
@@ -70,6 +71,20 @@ inline __m256 Gelu(__m256 v) {
   __m256 x = _mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f));
   x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-4.0f)), _mm256_set1_ps(4.0f));
   return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), ErfRational(x)));
+}
+
+// f(std::integral_constant<int, R>{}) for R = rows (6 down to 1; 1 below): the tile templates are
+// instantiated per row count, and the last tile of a column may have fewer than 6 rows.
+template <typename F>
+inline void WithTileRows(int64_t rows, F&& f) {
+  switch (rows) {
+    case 6: f(std::integral_constant<int, 6>{}); break;
+    case 5: f(std::integral_constant<int, 5>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    default: f(std::integral_constant<int, 1>{}); break;
+  }
 }
 
 template <int R>

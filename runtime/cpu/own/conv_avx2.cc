@@ -231,14 +231,8 @@ class Avx2ConvKernel : public ShapedKernel {
   void Panel(const Operands& g, int64_t rb0, int64_t rb1, int64_t panel) const {
     for (int64_t rb = rb0; rb < rb1; ++rb) {
       const int64_t r0 = rb * kTileRows;
-      switch (std::min<int64_t>(kTileRows, m_ - r0)) {
-        case 6: Tile<6, kBf16>(g, r0, panel); break;
-        case 5: Tile<5, kBf16>(g, r0, panel); break;
-        case 4: Tile<4, kBf16>(g, r0, panel); break;
-        case 3: Tile<3, kBf16>(g, r0, panel); break;
-        case 2: Tile<2, kBf16>(g, r0, panel); break;
-        default: Tile<1, kBf16>(g, r0, panel); break;
-      }
+      WithTileRows(std::min<int64_t>(kTileRows, m_ - r0),
+                   [&](auto rows) { Tile<decltype(rows)::value, kBf16>(g, r0, panel); });
     }
   }
 

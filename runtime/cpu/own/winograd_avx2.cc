@@ -317,26 +317,8 @@ class Avx2WinogradKernel : public ShapedKernel {
     const float* vp = v + point * rows * c_;
     const float* b = u_ + (point * panels_ + panel) * c_ * kTileCols;
     for (int64_t r0 = 0; r0 < rows; r0 += kTileRows) {
-      switch (std::min<int64_t>(kTileRows, rows - r0)) {
-        case 6:
-          Tile<6>(vp, b, out, r0, panel);
-          break;
-        case 5:
-          Tile<5>(vp, b, out, r0, panel);
-          break;
-        case 4:
-          Tile<4>(vp, b, out, r0, panel);
-          break;
-        case 3:
-          Tile<3>(vp, b, out, r0, panel);
-          break;
-        case 2:
-          Tile<2>(vp, b, out, r0, panel);
-          break;
-        default:
-          Tile<1>(vp, b, out, r0, panel);
-          break;
-      }
+      WithTileRows(std::min<int64_t>(kTileRows, rows - r0),
+                   [&](auto tile_rows) { Tile<decltype(tile_rows)::value>(vp, b, out, r0, panel); });
     }
   }
 
