@@ -4,7 +4,10 @@
 // Per (batch, head, block of kQueryBlock queries) one thread walks the keys in blocks of
 // kKeyBlock: a [queries x keys] score tile (Q pre-scaled, K transposed into the tile), a running
 // row max and sum (online softmax, the accumulated output rescaled when the max grows), and the
-// P V product accumulated into a [queries x Dv] tile. Only one score tile per thread exists.
+// P V product accumulated into a [queries x Dv] tile. Only one score tile per thread exists. With
+// at most kWholeRowKeys keys (ViT's 197) every form takes the whole row of scores at once: one
+// softmax per row, no rescaling (on AVX2 at ViT-B/16's shape 1.8-1.9 -> 1.0-1.3 ms per layer at
+// batch 1, 10-11 -> 8-9 ms at batch 8, 2 threads; own_kernel_tests OwnAttention.TimingVitB16).
 //
 // Four forms, chosen at creation by the CPU (simd.h) and the storage types:
 // - AMX-BF16 and AVX512-BF16, where Q, K and V are all bf16: Q and K^T, P and V multiplied in
@@ -106,8 +109,9 @@ const float* RowF32(DType t, const uint8_t* src, float* tmp, int64_t n) {
   return tmp;
 }
 
-// s[rows x cols] = q[rows x d] * kt[d x cols] (kt row stride kKeyBlock); rows % kRows == 0, cols % 16 == 0.
-void ScoreTile(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d) {
+// s[rows x cols] = q[rows x d] * kt[d x cols] (kt row stride kKeyBlock, s rows `stride` apart); rows % kRows
+// == 0, cols % 16 == 0.
+void ScoreTile(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d, int64_t stride) {
   for (int64_t i = 0; i < rows; i += kRows) {
     for (int64_t j = 0; j < cols; j += 16) {
       __m256 acc[kRows][2];
@@ -122,15 +126,15 @@ void ScoreTile(const float* q, const float* kt, float* s, int64_t rows, int64_t 
         }
       }
       for (int r = 0; r < kRows; ++r) {
-        _mm256_storeu_ps(s + (i + r) * kKeyBlock + j, acc[r][0]);
-        _mm256_storeu_ps(s + (i + r) * kKeyBlock + j + 8, acc[r][1]);
+        _mm256_storeu_ps(s + (i + r) * stride + j, acc[r][0]);
+        _mm256_storeu_ps(s + (i + r) * stride + j + 8, acc[r][1]);
       }
     }
   }
 }
 
-// o[rows x dv] += p[rows x keys] (row stride kKeyBlock) * v[keys x dv]; rows % kRows == 0, dv % 16 == 0.
-void AccumulateTile(const float* p, const float* v, float* o, int64_t rows, int64_t keys, int64_t dv) {
+// o[rows x dv] += p[rows x keys] (rows `stride` apart) * v[keys x dv]; rows % kRows == 0, dv % 16 == 0.
+void AccumulateTile(const float* p, const float* v, float* o, int64_t rows, int64_t keys, int64_t dv, int64_t stride) {
   for (int64_t i = 0; i < rows; i += kRows) {
     for (int64_t e = 0; e < dv; e += 16) {
       __m256 acc[kRows][2];
@@ -142,7 +146,7 @@ void AccumulateTile(const float* p, const float* v, float* o, int64_t rows, int6
         const __m256 v0 = _mm256_loadu_ps(v + j * dv + e);
         const __m256 v1 = _mm256_loadu_ps(v + j * dv + e + 8);
         for (int r = 0; r < kRows; ++r) {
-          const __m256 pb = _mm256_broadcast_ss(p + (i + r) * kKeyBlock + j);
+          const __m256 pb = _mm256_broadcast_ss(p + (i + r) * stride + j);
           acc[r][0] = _mm256_fmadd_ps(pb, v0, acc[r][0]);
           acc[r][1] = _mm256_fmadd_ps(pb, v1, acc[r][1]);
         }
@@ -166,7 +170,7 @@ class AttentionKernel : public ShapedKernel {
         threads_(std::max(1, threads)),
         form_(ChooseForm(a)),
         bf16_(form_ == Form::kAvx512Bf16 || form_ == Form::kAmxBf16),
-        whole_rows_(form_ != Form::kAvx2 && a.kv_seq <= kWholeRowKeys) {
+        whole_rows_(a.kv_seq <= kWholeRowKeys) {
     key_blocks_ = (a_.kv_seq + kKeyBlock - 1) / kKeyBlock;
     tiles_.resize(threads_);
     for (Tiles& t : tiles_) t.Size(a_, form_, whole_rows_ ? key_blocks_ * kKeyBlock : kKeyBlock);
@@ -203,8 +207,7 @@ class AttentionKernel : public ShapedKernel {
   }
 
  private:
-  // The AVX-512 and AMX forms take the scores of up to this many keys at once (a 48 x 512 fp32
-  // tile, 96 KiB).
+  // Every form takes the scores of up to this many keys at once (a 48 x 512 fp32 tile, 96 KiB).
   static constexpr int64_t kWholeRowKeys = 512;
 
   // Rows of a packed QKV projection lie a whole token row (or batch of them) apart, beyond the
@@ -283,27 +286,42 @@ class AttentionKernel : public ShapedKernel {
     }
   }
 
-  // The AVX2 form's softmax step over rows [0, nq) of one key block (Q is pre-scaled); a row with a
-  // NaN score gets m = l = NaN (a NaN output) and zero probabilities.
-  void SoftmaxStepAvx2(Tiles& t, int64_t nq, int64_t nk, int64_t cols) const {
+  // The AVX2 form's softmax step over rows [0, nq) of `nk` keys (`cols` padded; Q is pre-scaled),
+  // s rows `stride` apart; a row with a NaN score gets m = l = NaN (a NaN output) and zero
+  // probabilities.
+  void SoftmaxStepAvx2(Tiles& t, int64_t nq, int64_t nk, int64_t cols, int64_t stride) const {
     for (int64_t i = 0; i < nq; ++i) {
-      float* s = t.s.data() + i * kKeyBlock;
-      bool nan = std::isnan(t.m[i]);
-      for (int64_t j = 0; j < nk; ++j) nan |= std::isnan(s[j]);
+      float* s = t.s.data() + i * stride;
+      // The row's max and whether it holds a NaN, 8 keys at a time (max_ps drops NaNs: the
+      // unordered compare finds them).
+      __m256 vmax = _mm256_set1_ps(-INFINITY), unordered = _mm256_setzero_ps();
+      int64_t j = 0;
+      for (; j + 8 <= nk; j += 8) {
+        const __m256 x = _mm256_loadu_ps(s + j);
+        vmax = _mm256_max_ps(vmax, x);
+        unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+      }
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, vmax);
+      float mx = t.m[i];
+      bool nan = std::isnan(mx) || _mm256_movemask_ps(unordered) != 0;
+      for (float v : lanes) mx = std::max(mx, v);
+      for (; j < nk; ++j) {
+        nan |= std::isnan(s[j]);
+        mx = std::max(mx, s[j]);
+      }
       if (nan) {
         t.m[i] = t.l[i] = NAN;
         std::fill(s, s + cols, 0.0f);
         continue;
       }
-      float mx = t.m[i];
-#pragma omp simd reduction(max : mx)
-      for (int64_t j = 0; j < nk; ++j) mx = std::max(mx, s[j]);
-      const float corr = t.m[i] == -INFINITY ? 0.0f : std::exp(t.m[i] - mx);
+      const bool first = t.m[i] == -INFINITY;  // nothing accumulated yet: o is zero
+      const float corr = first ? 0.0f : std::exp(t.m[i] - mx);
       t.m[i] = mx;
       const float sum = ExpShiftedInPlace(s, nk, mx);
-      for (int64_t j = nk; j < cols; ++j) s[j] = 0.0f;
+      for (j = nk; j < cols; ++j) s[j] = 0.0f;
       t.l[i] = t.l[i] * corr + sum;
-      if (corr != 1.0f) {
+      if (!first && corr != 1.0f) {
         float* o = t.o.data() + i * dv_;
         for (int64_t e = 0; e < dv_; ++e) o[e] *= corr;
       }
@@ -311,7 +329,7 @@ class AttentionKernel : public ShapedKernel {
   }
 
   // The scores of key block `blk` (`cols` keys, padded) into the score tile from column `col`,
-  // rows `stride` apart (the AVX2 form: one block, stride kKeyBlock).
+  // rows `stride` apart (kKeyBlock, or a whole row of keys).
   void Scores(Tiles& t, int64_t blk, int64_t rows, int64_t cols, int64_t col, int64_t stride) const {
     float* s = t.s.data() + col;
     switch (form_) {
@@ -325,7 +343,7 @@ class AttentionKernel : public ShapedKernel {
         avx512::ScoreTileF32(t.q.data(), t.kt.data() + blk * a_.head * kKeyBlock, s, rows, cols, a_.head, stride);
         break;
       case Form::kAvx2:
-        ScoreTile(t.q.data(), t.kt.data() + blk * a_.head * kKeyBlock, s, rows, cols, a_.head);
+        ScoreTile(t.q.data(), t.kt.data() + blk * a_.head * kKeyBlock, s, rows, cols, a_.head, stride);
         break;
     }
   }
@@ -342,7 +360,7 @@ class AttentionKernel : public ShapedKernel {
         avx512::SoftmaxStep(t.s.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv_, 1.0f, stride);
         break;
       case Form::kAvx2:
-        SoftmaxStepAvx2(t, nq, nk, cols);
+        SoftmaxStepAvx2(t, nq, nk, cols, stride);
         break;
     }
   }
@@ -363,7 +381,7 @@ class AttentionKernel : public ShapedKernel {
                                   dv_, stride);
         break;
       case Form::kAvx2:
-        AccumulateTile(t.s.data(), t.vt.data() + blk * kKeyBlock * dv_, t.o.data(), rows, cols, dv_);
+        AccumulateTile(t.s.data() + col, t.vt.data() + blk * kKeyBlock * dv_, t.o.data(), rows, cols, dv_, stride);
         break;
     }
   }
@@ -419,7 +437,7 @@ class AttentionKernel : public ShapedKernel {
   int threads_;
   Form form_;
   bool bf16_;        // the bf16 tiles (AMX-BF16 and AVX512-BF16 forms)
-  bool whole_rows_;  // AVX-512 and AMX forms with at most kWholeRowKeys keys: scores of all keys at once
+  bool whole_rows_;  // at most kWholeRowKeys keys: the scores of all keys at once
   int64_t key_blocks_ = 0, dv_ = 16, dq_ = 2;
   std::vector<Tiles> tiles_;
 };
