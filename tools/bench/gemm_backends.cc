@@ -8,9 +8,11 @@
 // An entry that declines a layer shows why.
 //
 //   gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16] [--conv FIRST,SECOND]
+//                 [--gemm FIRST,SECOND]
 //
 // --conv compares two conv entries of the cpu table (e.g. cpu.onednn.conv,cpu.avx2.conv, or
-// cpu.onednn.winograd_2x2,cpu.avx2.conv) on the conv layers alone, in fp32 or bf16.
+// cpu.onednn.winograd_2x2,cpu.avx2.conv) on the conv layers alone, in fp32 or bf16; --gemm two
+// GEMM entries (e.g. cpu.onednn.gemm,cpu.avx2.gemm) on the GEMM layers alone.
 //
 // Per layer: one warm-up run each, then at least R timed runs of each backend, alternating (more
 // while under 0.4 s), the medians.
@@ -239,6 +241,7 @@ int Main(int argc, char** argv) {
   bool bf16 = false;
   std::vector<int64_t> batches = {1, 8};
   std::vector<std::string> conv_pair;  // --conv: the two conv entries compared, conv layers only
+  std::vector<std::string> gemm_pair;  // --gemm: the two GEMM entries compared, GEMM layers only
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
@@ -249,17 +252,21 @@ int Main(int argc, char** argv) {
       bf16 = true;
     } else if (a == "--conv" && i + 1 < argc) {
       conv_pair = absl::StrSplit(argv[++i], ',');
+    } else if (a == "--gemm" && i + 1 < argc) {
+      gemm_pair = absl::StrSplit(argv[++i], ',');
     } else if (a == "--batches" && i + 1 < argc) {
       batches.clear();
       for (absl::string_view b : absl::StrSplit(argv[++i], ',')) batches.push_back(std::atoll(std::string(b).c_str()));
     } else {
       std::fprintf(stderr,
-                   "usage: gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16] [--conv FIRST,SECOND]\n");
+                   "usage: gemm_backends [--threads N] [--batches 1,8] [--min-runs R] [--bf16] [--conv FIRST,SECOND] "
+                   "[--gemm FIRST,SECOND]\n");
       return 2;
     }
   }
-  if (!conv_pair.empty() && conv_pair.size() != 2) {
-    std::fprintf(stderr, "--conv takes two entry ids, FIRST,SECOND\n");
+  if ((!conv_pair.empty() && conv_pair.size() != 2) || (!gemm_pair.empty() && gemm_pair.size() != 2) ||
+      (!conv_pair.empty() && !gemm_pair.empty())) {
+    std::fprintf(stderr, "--conv or --gemm takes two entry ids, FIRST,SECOND\n");
     return 2;
   }
   const DType dtype = bf16 ? DType::kBF16 : DType::kF32;
@@ -267,15 +274,17 @@ int Main(int argc, char** argv) {
               CpuIsa().c_str(), threads, DTypeName(dtype), min_runs);
   std::vector<CpuEntry> entries = BlasKernelEntries();
   for (CpuEntry& e : own::GemmEntries()) entries.push_back(std::move(e));
+  for (CpuEntry& e : own::Avx2GemmEntries()) entries.push_back(std::move(e));
   entries.push_back(own::Avx2ConvEntry());
   for (CpuEntry& e : own::Avx2WinogradEntries()) entries.push_back(std::move(e));
   // The columns' entries (bf16: the second on GEMM layers only).
-  const bool convs_only = !conv_pair.empty();
+  const bool convs_only = !conv_pair.empty(), gemms_only = !gemm_pair.empty();
   const std::string first_conv = convs_only ? conv_pair[0] : "cpu.onednn.conv";
   const std::string other_conv = convs_only ? conv_pair[1] : "cpu.openblas.conv";
-  const char* other_gemm = bf16 ? "cpu.amx.gemm" : "cpu.openblas.gemm";
-  const std::string first_name = convs_only ? first_conv : "oneDNN";
-  const std::string other_name = convs_only ? other_conv : bf16 ? "own AMX" : "OpenBLAS";
+  const std::string first_gemm = gemms_only ? gemm_pair[0] : "cpu.onednn.gemm";
+  const std::string other_gemm = gemms_only ? gemm_pair[1] : bf16 ? "cpu.amx.gemm" : "cpu.openblas.gemm";
+  const std::string first_name = convs_only ? first_conv : gemms_only ? first_gemm : "oneDNN";
+  const std::string other_name = convs_only ? other_conv : gemms_only ? other_gemm : bf16 ? "own AMX" : "OpenBLAS";
   auto find = [&](const std::string& id) -> const CpuEntry& {
     for (const CpuEntry& e : entries) {
       if (e.id == id) return e;
@@ -290,12 +299,12 @@ int Main(int argc, char** argv) {
               absl::StrCat(other_name, " GF/s").c_str(), "ratio");
   for (int64_t batch : batches) {
     for (const Layer& l : Layers()) {
-      if (convs_only && !l.conv) continue;
+      if ((convs_only && !l.conv) || (gemms_only && l.conv)) continue;
       const bool alone = bf16 && l.conv && !convs_only;  // oneDNN only
       const char* kind = l.conv ? "conv" : "gemm";
       // The two backends' runs alternate, so that both see the same machine load.
       std::unique_ptr<Prepared> d =
-          Prepare(find(l.conv ? first_conv : "cpu.onednn.gemm"), l, batch, threads, dtype);
+          Prepare(find(l.conv ? first_conv : first_gemm), l, batch, threads, dtype);
       std::unique_ptr<Prepared> o =
           alone ? nullptr : Prepare(find(l.conv ? other_conv : other_gemm), l, batch, threads, dtype);
       double spent = 0;
