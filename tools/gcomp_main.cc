@@ -11,15 +11,19 @@ constexpr const char* kUsage = R"(usage: gcomp <command> [options]
 
 commands:
   compile MODEL.onnx -o OUT.gplan [--target cpu|cuda|cuda:sm_90|cuda:sm_80] [--precision P] [--level L] [--batch N]
-                             [--keep-fp32 REGEX] [--tune]   (--tune: cuda, on the device)
+                             [--keep-fp32 REGEX] [--calibration DIR] [--max-rel-error E] [--tune] [--explain]
                              [--passes a,b]   (a pass list instead of the level's)
                              [--exclude-kernels ID,...]   (kernel entries not to select)
   inspect MODEL.onnx|PLAN [--target T] [--level L] [--format text|dot|json|html] [--summary] [--explain] [-o FILE]
+                             [--precision P] [--keep-fp32 REGEX] [--calibration DIR] [--passes a,b]
                              [--device-code DIR]   (a plan: write its generated kernels, cubin and PTX)
   opt MODEL.onnx --passes=a,b [--print-after=PASS] [--print-after-all] [--verify-each] [--time-passes] [--explain]
   run PLAN|MODEL.onnx --input NAME=FILE.pb ... [--target ref|cpu|cuda] [--level L] [--precision P] [--output-dir DIR]
-  check CASE_DIR [--target ref|cpu|cuda] [--level L] [--precision P] [--rtol R] [--atol A] [--exclude-kernels ID,...]
-  bench PLAN|MODEL.onnx [--target cpu|cuda] [--precision P] [--batch N] [--threads N] [--warmup N] [--iterations N] [--json]
+                             [--batch N] [--threads N] [--batch-part N] [--reference]
+  check CASE_DIR [--target ref|cpu|cuda] [--level L] [--precision P] [--rtol R] [--atol A] [--batch N] [--reference]
+                             [--exclude-kernels ID,...]
+  bench PLAN|MODEL.onnx [--target cpu|cuda] [--precision P] [--batch N] [--threads N] [--warmup N] [--iterations N]
+                             [--batch-part N] [--profile] [--profile-top N] [--json]
 
 exit codes: 0 ok, 1 a check mismatched, 2 bad usage or invalid/unsupported model, 3 internal error
 )";
