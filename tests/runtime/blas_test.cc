@@ -1112,12 +1112,13 @@ TEST(Avx2Conv, Bf16RoundsTheF32ResultOnce) {
   EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0);
 }
 
-// The own AVX2 Winograd F(2x2, 3x3) (cpu.avx2.winograd) against the reference within the fp32
-// tolerance (bf16: the bf16 one), the CPU capped at AVX2 while the plan is packed: the Winograd
-// cases above (partial output tiles, odd sizes, no padding, several blocks), and few channels, output
-// channels off its 16-channel panels, asymmetric pads, a 7x7 output (16 tiles per image) and one
-// image of one tile; weights packed at another batch or plain, 1 to 3 threads, run capped and on the
-// whole CPU.
+// The own AVX2 Winograd F(4x4, 3x3) and F(2x2, 3x3) (cpu.avx2.winograd4, cpu.avx2.winograd)
+// against the reference within the fp32 tolerance (bf16: the bf16 one), the CPU capped at AVX2
+// while the plan is packed: the Winograd cases above (partial output tiles, odd sizes, no padding,
+// several blocks), and few channels, channels off the 8-lane vectors and the 16-channel panels,
+// asymmetric pads, a 7x7 output (16 F(2x2) tiles per image, 4 of F(4x4)'s: it declines) and one
+// image of one tile; weights packed at another batch or plain, 1 to 3 threads, run capped and on
+// the whole CPU. F(4x4) declines layers with fewer than 16 of its tiles per image.
 // The two own AVX2 Winograd entries and the words their reasons start with.
 const std::pair<const char*, const char*> kAvx2Winograds[] = {
     {"cpu.avx2.winograd4", "own AVX2 Winograd F(4x4, 3x3)"},
@@ -1139,6 +1140,10 @@ TEST(Avx2Winograd, MatchesReference) {
   cases.push_back({{"8->8 3x3 pad 0: one tile", true, 8, 8, 3, 3, 3, 1, 0, 1, 1, true, false, "relu"}, 1});
   cases.push_back({{"12->9 6x6 pad 0: one F(4x4) tile", true, 12, 9, 6, 6, 3, 1, 0, 1, 1, true, false, "none"}, 2});
   cases.push_back({{"64->64 56x56 bias relu", true, 64, 64, 56, 56, 3, 1, 1, 1, 1, true, false, "relu"}, 2});
+  // Channel tails at F(4x4)'s 16 tiles per image: masked loads and stores of X, V, M and Y.
+  cases.push_back({{"3->20 16x16 pad 1: tails", true, 3, 20, 16, 16, 3, 1, 1, 1, 1, true, false, "relu"}, 2});
+  cases.push_back(
+      {{"17->33 15x15 pad 1 no bias: tails", true, 17, 33, 15, 15, 3, 1, 1, 1, 1, false, false, "none"}, 1});
   for (const auto& [id, reason] : kAvx2Winograds) {
     for (DType t : {DType::kF32, DType::kBF16}) {
       for (const auto& [c, batch] : cases) {

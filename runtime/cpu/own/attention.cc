@@ -292,8 +292,8 @@ class AttentionKernel : public ShapedKernel {
   void SoftmaxStepAvx2(Tiles& t, int64_t nq, int64_t nk, int64_t cols, int64_t stride) const {
     for (int64_t i = 0; i < nq; ++i) {
       float* s = t.s.data() + i * stride;
-      // The row's max and whether it holds a NaN, 8 keys at a time (max_ps drops NaNs: the
-      // unordered compare finds them).
+      // The row's max and whether it holds a NaN, 8 keys at a time (max_ps keeps a NaN only where
+      // it is the second operand, so the unordered compare finds them).
       __m256 vmax = _mm256_set1_ps(-INFINITY), unordered = _mm256_setzero_ps();
       int64_t j = 0;
       for (; j + 8 <= nk; j += 8) {
@@ -315,13 +315,12 @@ class AttentionKernel : public ShapedKernel {
         std::fill(s, s + cols, 0.0f);
         continue;
       }
-      const bool first = t.m[i] == -INFINITY;  // nothing accumulated yet: o is zero
-      const float corr = first ? 0.0f : std::exp(t.m[i] - mx);
+      const float corr = t.m[i] == -INFINITY ? 0.0f : std::exp(t.m[i] - mx);
       t.m[i] = mx;
       const float sum = ExpShiftedInPlace(s, nk, mx);
       for (j = nk; j < cols; ++j) s[j] = 0.0f;
       t.l[i] = t.l[i] * corr + sum;
-      if (!first && corr != 1.0f) {
+      if (corr != 1.0f) {
         float* o = t.o.data() + i * dv_;
         for (int64_t e = 0; e < dv_; ++e) o[e] *= corr;
       }

@@ -1,8 +1,11 @@
 // Winograd F(2x2, 3x3) transforms for the convolutions of runtime/cpu/blas/onednn_kernels.cc that
-// run the 16 products between them as one batched oneDNN matmul: the tile geometry, and the
-// portable f32 transforms (plain loops over the channels that the compiler vectorizes for the
-// kernels' x86-64-v3 target: AVX2 + FMA), which read and write f32 or bf16 NHWC activations. The
-// bf16 transforms with AVX512-BF16 are in winograd_avx512.h.
+// run the 16 products between them as one batched oneDNN matmul, and for cpu.avx2.winograd
+// (winograd_avx2.cc): the tile geometry, and the portable f32 transforms (plain loops over the
+// channels that the compiler vectorizes for the kernels' x86-64-v3 target: AVX2 + FMA), which read
+// and write f32 or bf16 NHWC activations. The bf16 transforms with AVX512-BF16 are in
+// winograd_avx512.h. Also the filter transform of F(4x4, 3x3) (WinogradFilter4x4), whose input and
+// output transforms are cpu.avx2.winograd4's own (winograd_avx2.cc); WinogradTiles serves it with
+// 4x4 output tiles.
 //
 // Tiles: output rows 2ty, 2ty+1 and columns 2tx, 2tx+1 of image n are tile t = (n*th + ty)*tw + tx;
 // its 4x4 input window starts at row 2ty - pt, column 2tx - pl (zeros outside the image).
@@ -20,8 +23,8 @@ struct WinogradTiles {
   int64_t th = 0, tw = 0, count = 0;     // tiles per column / row, tiles in all (T)
 };
 
-// Internal linkage: winograd.cc and winograd_avx512.cc each compile their own copy with their own
-// instruction sets.
+// Internal linkage: winograd.cc, winograd_avx2.cc and winograd_avx512.cc each compile their own copy
+// with their own instruction sets.
 namespace {
 
 // The 4x4 input window of tile t of the NHWC x (c channels): its pixels' first channels, null for

@@ -197,7 +197,7 @@ void OutputTiles4(const WinogradTiles& g, const float* m, int64_t k, int64_t bas
       __m256 s[4][6];  // A^T M: s[i][j] is row i of column j
       for (int j = 0; j < 6; ++j) {
         __m256 p[6], col[4];
-        for (int i = 0; i < 6; ++i) p[i] = _mm256_loadu_ps(in + (i * 6 + j) * plane + k0);
+        for (int i = 0; i < 6; ++i) p[i] = Load8(in + (i * 6 + j) * plane + k0, lanes);  // M's rows are k long
         OutputRows4(p, col);
         for (int i = 0; i < 4; ++i) s[i][j] = col[i];
       }
@@ -241,11 +241,11 @@ class Avx2WinogradKernel : public ShapedKernel {
                                    [&](float* dst) { return PackPanels(v_, spec, p, dst); }));
     RETURN_IF_ERROR(PaddedBias(spec, p.epi.has_bias, panels_ * kTileCols, bias_));
     // Blocks of at most kBlockBytes of V and M (at least one register tile of rows), as even as
-    // possible, in whole register tiles where the block is split.
-    const int64_t most = std::max<int64_t>(kTileRows, kBlockBytes / (points_ * (c_ + k_) * 4));
+    // possible, in whole register tiles where the tiles take more than one block.
+    const int64_t most = std::max<int64_t>(1, kBlockBytes / (points_ * (c_ + k_) * 4) / kTileRows) * kTileRows;
     const int64_t blocks = (g_.count + most - 1) / most;
     block_ = (g_.count + blocks - 1) / blocks;
-    if (blocks > 1) block_ = std::min(g_.count, (block_ + kTileRows - 1) / kTileRows * kTileRows);
+    if (blocks > 1) block_ = (block_ + kTileRows - 1) / kTileRows * kTileRows;  // still <= most
     v_bytes_ = Align64(static_cast<size_t>(points_ * block_ * c_) * 4);
     m_bytes_ = Align64(static_cast<size_t>(points_ * block_ * k_) * 4);
     return absl::OkStatus();
@@ -375,7 +375,9 @@ CpuEntry WinogradEntry(const Variant& v) {
     return absl::StrCat("own AVX2 Winograd F(", v.m, "x", v.m, ", 3x3), ", tiles, " tiles per image (",
                         runtime::DescribeConv(*p), ")", p->dtype == DType::kBF16 ? ", bf16 storage widened to f32" : "",
                         packed ? ": the plan's weights are packed for it" : ": this CPU has no AVX-512",
-                        v.m == 4 ? "" : TilesPerImage(kF4, *p) < kMinTiles4x4 ? " (under 16 F(4x4) tiles per image)" : "");
+                        v.m == 4                                ? ""
+                        : TilesPerImage(kF4, *p) < kMinTiles4x4 ? " (under 16 F(4x4) tiles per image)"
+                                                                : "");
   };
   e.pack = [v](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
