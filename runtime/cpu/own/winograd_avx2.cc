@@ -240,12 +240,13 @@ class Avx2WinogradKernel : public ShapedKernel {
     ASSIGN_OR_RETURN(u_, F32Panels(spec, v_.id, v_.format, want, owned_u_,
                                    [&](float* dst) { return PackPanels(v_, spec, p, dst); }));
     RETURN_IF_ERROR(PaddedBias(spec, p.epi.has_bias, panels_ * kTileCols, bias_));
-    // Blocks of at most kBlockBytes of V and M (at least one register tile of rows), as even as
-    // possible, in whole register tiles where the tiles take more than one block.
-    const int64_t most = std::max<int64_t>(1, kBlockBytes / (points_ * (c_ + k_) * 4) / kTileRows) * kTileRows;
+    // Blocks of about kBlockBytes of V and M (at least one register tile of rows), as even as
+    // possible, rounded up to whole register tiles where the tiles take more than one block (up to
+    // 5 tiles over the budget: the sizes the figures in the README were measured with).
+    const int64_t most = std::max<int64_t>(kTileRows, kBlockBytes / (points_ * (c_ + k_) * 4));
     const int64_t blocks = (g_.count + most - 1) / most;
     block_ = (g_.count + blocks - 1) / blocks;
-    if (blocks > 1) block_ = (block_ + kTileRows - 1) / kTileRows * kTileRows;  // still <= most
+    if (blocks > 1) block_ = std::min(g_.count, (block_ + kTileRows - 1) / kTileRows * kTileRows);
     v_bytes_ = Align64(static_cast<size_t>(points_ * block_ * c_) * 4);
     m_bytes_ = Align64(static_cast<size_t>(points_ * block_ * k_) * 4);
     return absl::OkStatus();
