@@ -875,6 +875,20 @@ TEST(AmxGemm, NanStaysNanThroughReluAndClip) {
   }
 }
 
+// The AVX2 entries' runs: dtype t on `threads` threads, weights packed at `pack_batch` (-1: plain
+// weights, 0: the run's batch) with the CPU capped at AVX2, the run capped where run_capped (always
+// for plain weights).
+Options Avx2Run(DType t, int threads, int64_t pack_batch, bool run_capped) {
+  Options o;
+  o.dtype = t;
+  o.threads = threads;
+  o.pack = pack_batch >= 0;
+  o.pack_batch = std::max<int64_t>(pack_batch, 0);
+  o.pack_cap = own::SimdLevel::kAvx2;
+  if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+  return o;
+}
+
 // The own AVX2 fp32 GEMM (cpu.avx2.gemm / cpu.avx2.matmul) against the reference, in f32 and bf16
 // storage, the CPU capped at AVX2 while the plan is packed (where the table chooses it): rows off
 // its 6-row tiles, columns off its 16-column panels (masked stores), fewer columns than one
@@ -900,13 +914,7 @@ TEST(Avx2Gemm, MatchesReference) {
       for (int threads : {1, 2}) {
         for (int64_t pack_batch : {int64_t{-1}, int64_t{0}, int64_t{3}}) {
           for (bool run_capped : {true, false}) {
-            Options o;
-            o.dtype = t;
-            o.threads = threads;
-            o.pack = pack_batch >= 0;
-            o.pack_batch = std::max<int64_t>(pack_batch, 0);
-            o.pack_cap = own::SimdLevel::kAvx2;
-            if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+            Options o = Avx2Run(t, threads, pack_batch, run_capped);
             o.workspace = t == DType::kBF16;  // A widened
             o.reason_has = t == DType::kBF16 ? "bf16 storage widened to f32 in the tiles" : "own AVX2 fp32 GEMM";
             EXPECT_TRUE(Check("cpu.avx2.gemm", "FusedGemm", ins, attrs, o, c.what)) << c.what;
@@ -1044,13 +1052,7 @@ TEST(Avx2Conv, MatchesReference) {
       for (int threads : {1, 2}) {
         for (int64_t pack_batch : {int64_t{-1}, int64_t{0}, int64_t{3}}) {
           for (bool run_capped : {true, false}) {
-            Options o;
-            o.dtype = t;
-            o.threads = threads;
-            o.pack = pack_batch >= 0;
-            o.pack_batch = std::max<int64_t>(pack_batch, 0);
-            o.pack_cap = own::SimdLevel::kAvx2;
-            if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+            Options o = Avx2Run(t, threads, pack_batch, run_capped);
             o.workspace = t == DType::kBF16 || pads;
             o.reason_has = t == DType::kBF16 ? "bf16 storage widened to f32" : "own AVX2 implicit-GEMM convolution";
             EXPECT_TRUE(Check("cpu.avx2.conv", "FusedConv", ins, attrs, o, x.c.what)) << x.c.what;
@@ -1153,13 +1155,7 @@ TEST(Avx2Winograd, MatchesReference) {
         const std::tuple<int, int64_t, bool> runs[] = {
             {1, -1, true}, {2, 0, true}, {2, batch + 3, false}, {3, 0, true}};
         for (const auto& [threads, pack_batch, run_capped] : runs) {
-          Options o;
-          o.dtype = t;
-          o.threads = threads;
-          o.pack = pack_batch >= 0;
-          o.pack_batch = std::max<int64_t>(pack_batch, 0);
-          o.pack_cap = own::SimdLevel::kAvx2;
-          if (run_capped || !o.pack) o.run_cap = own::SimdLevel::kAvx2;
+          Options o = Avx2Run(t, threads, pack_batch, run_capped);
           o.workspace = true;  // V and M
           o.reason_has = reason;
           const bool taken = std::string(id) != "cpu.avx2.winograd4" || TakenByF4(c);
