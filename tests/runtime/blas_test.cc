@@ -938,6 +938,31 @@ TEST(Avx2Gemm, MatchesReference) {
   }
 }
 
+// Runs entry `id` on the case with f32 and with bf16 storage (the CPU capped at AVX2) and expects
+// the bf16 output to be the f32 one rounded to bf16 once, bit for bit. Returns the bf16 run's
+// output (empty where a run declined or the sizes differ).
+std::vector<float> ExpectBf16IsF32RoundedOnce(const std::string& id, const std::string& op, const std::vector<In>& ins,
+                                              const Attributes& attrs, const std::vector<int64_t>& out,
+                                              const std::string& what) {
+  Options f32;
+  f32.run_cap = own::SimdLevel::kAvx2;
+  Options bf16 = f32;
+  bf16.dtype = DType::kBF16;
+  std::optional<std::vector<float>> a = RunKernel(Entry(id), op, ins, attrs, out, f32);
+  std::optional<std::vector<float>> b = RunKernel(Entry(id), op, ins, attrs, out, bf16);
+  EXPECT_TRUE(a && b) << id << " " << what;
+  if (!a || !b) return {};
+  EXPECT_EQ(a->size(), b->size()) << id << " " << what;
+  if (a->size() != b->size()) return {};
+  std::vector<uint16_t> rounded(a->size());
+  StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
+  const std::vector<uint8_t> got = Store(DType::kBF16, *b);  // b holds bf16 values: exact
+  EXPECT_EQ(got.size(), rounded.size() * 2);
+  if (got.size() != rounded.size() * 2) return {};
+  EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0) << id << " " << what;
+  return *b;
+}
+
 // bf16 storage computes what f32 storage does on the same (bf16-exact) values and rounds each
 // result once as StoreF32 does (nearest even, ties included): the two runs agree bit for bit
 // after rounding the f32 one, through bias, residual and every activation, NaN and infinity too.
@@ -949,20 +974,9 @@ TEST(Avx2Gemm, Bf16RoundsTheF32ResultOnce) {
     ins[0].v[5] = std::nanf("");                                // row 0: NaN
     ins[0].v[100 + 7] = RoundToStorage(1e38f, DType::kBF16);    // row 1: beyond bf16's range after the sum
     ins[0].v[200 + 7] = RoundToStorage(-3e38f, DType::kBF16);
-    Options f32;
-    f32.run_cap = own::SimdLevel::kAvx2;
-    Options bf16 = f32;
-    bf16.dtype = DType::kBF16;
-    std::optional<std::vector<float>> a = RunKernel(Entry("cpu.avx2.gemm"), "FusedGemm", ins, attrs, {2, 37, 45}, f32);
-    std::optional<std::vector<float>> b = RunKernel(Entry("cpu.avx2.gemm"), "FusedGemm", ins, attrs, {2, 37, 45}, bf16);
-    ASSERT_TRUE(a && b) << act;
-    ASSERT_EQ(a->size(), b->size());
-    std::vector<uint16_t> rounded(a->size());
-    StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
-    const std::vector<uint8_t> got = Store(DType::kBF16, *b);  // b holds bf16 values: exact
-    ASSERT_EQ(got.size(), rounded.size() * 2);
-    EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0) << act;
-    EXPECT_TRUE(std::isnan((*b)[0])) << act;
+    const std::vector<float> b = ExpectBf16IsF32RoundedOnce("cpu.avx2.gemm", "FusedGemm", ins, attrs, {2, 37, 45}, act);
+    ASSERT_FALSE(b.empty()) << act;
+    EXPECT_TRUE(std::isnan(b[0])) << act;
   }
 }
 
@@ -1098,20 +1112,7 @@ TEST(Avx2Conv, Bf16RoundsTheF32ResultOnce) {
   const ConvCase c = {"bf16 rounding", true, 12, 21, 9, 9, 3, 2, 1, 1, 1, true, true, "relu"};
   Attributes attrs;
   std::vector<In> ins = ConvInputs(c, 2, DType::kBF16, &attrs);
-  Options f32;
-  f32.run_cap = own::SimdLevel::kAvx2;
-  Options bf16 = f32;
-  bf16.dtype = DType::kBF16;
-  const std::vector<int64_t> out = {2, 5, 5, 21};
-  std::optional<std::vector<float>> a = RunKernel(Entry("cpu.avx2.conv"), "FusedConv", ins, attrs, out, f32);
-  std::optional<std::vector<float>> b = RunKernel(Entry("cpu.avx2.conv"), "FusedConv", ins, attrs, out, bf16);
-  ASSERT_TRUE(a && b);
-  ASSERT_EQ(a->size(), b->size());
-  std::vector<uint16_t> rounded(a->size());
-  StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
-  const std::vector<uint8_t> got = Store(DType::kBF16, *b);
-  ASSERT_EQ(got.size(), rounded.size() * 2);
-  EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0);
+  ExpectBf16IsF32RoundedOnce("cpu.avx2.conv", "FusedConv", ins, attrs, {2, 5, 5, 21}, c.what);
 }
 
 // The own AVX2 Winograd F(4x4, 3x3) and F(2x2, 3x3) (cpu.avx2.winograd4, cpu.avx2.winograd)
@@ -1205,21 +1206,8 @@ TEST(Avx2Winograd, Bf16RoundsTheF32ResultOnce) {
   const ConvCase c = {"bf16 rounding", true, 40, 24, 17, 16, 3, 1, 1, 1, 1, true, false, "relu"};
   Attributes attrs;
   std::vector<In> ins = ConvInputs(c, 2, DType::kBF16, &attrs);
-  Options f32;
-  f32.run_cap = own::SimdLevel::kAvx2;
-  Options bf16 = f32;
-  bf16.dtype = DType::kBF16;
-  const std::vector<int64_t> out = {2, 17, 16, 24};
   for (const auto& [id, reason] : kAvx2Winograds) {
-    std::optional<std::vector<float>> a = RunKernel(Entry(id), "FusedConv", ins, attrs, out, f32);
-    std::optional<std::vector<float>> b = RunKernel(Entry(id), "FusedConv", ins, attrs, out, bf16);
-    ASSERT_TRUE(a && b) << id;
-    ASSERT_EQ(a->size(), b->size());
-    std::vector<uint16_t> rounded(a->size());
-    StoreF32(DType::kBF16, a->data(), rounded.data(), static_cast<int64_t>(a->size()));
-    const std::vector<uint8_t> got = Store(DType::kBF16, *b);
-    ASSERT_EQ(got.size(), rounded.size() * 2);
-    EXPECT_EQ(std::memcmp(got.data(), rounded.data(), got.size()), 0) << id;
+    ExpectBf16IsF32RoundedOnce(id, "FusedConv", ins, attrs, {2, 17, 16, 24}, c.what);
   }
 }
 
