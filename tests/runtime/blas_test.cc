@@ -102,6 +102,7 @@ const CpuEntry& Entry(const std::string& id) {
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     t.push_back(own::Avx2ConvEntry());
     for (CpuEntry& e : own::Avx2WinogradEntries()) t.push_back(std::move(e));
+    t.push_back(own::Avx512WinogradEntry());
     return t;
   }();
   for (const CpuEntry& e : entries) {
@@ -1134,7 +1135,8 @@ bool TakenByF4(const ConvCase& c) {
   return ((ho + 3) / 4) * ((wo + 3) / 4) >= 16;
 }
 
-TEST(Avx2Winograd, MatchesReference) {
+// The own Winograd kernels' cases (the convolution and its batch).
+std::vector<std::pair<ConvCase, int64_t>> OwnWinogradCases() {
   std::vector<std::pair<ConvCase, int64_t>> cases;
   for (const WinogradCase& c : WinogradF2Cases()) cases.push_back({c.conv, c.batch});
   cases.push_back({{"3->20 9x11 bias relu", true, 3, 20, 9, 11, 3, 1, 1, 1, 1, true, false, "relu"}, 2});
@@ -1147,6 +1149,20 @@ TEST(Avx2Winograd, MatchesReference) {
   cases.push_back({{"3->20 16x16 pad 1: tails", true, 3, 20, 16, 16, 3, 1, 1, 1, 1, true, false, "relu"}, 2});
   cases.push_back(
       {{"17->33 15x15 pad 1 no bias: tails", true, 17, 33, 15, 15, 3, 1, 1, 1, 1, false, false, "none"}, 1});
+  return cases;
+}
+
+// Asymmetric pads: the output grows by one row and loses one column.
+void CheckAsymmetricPads(const char* id, const Options& o) {
+  const ConvCase c = {"64->40 16x18 pads 1,0,2,1 bias relu", true, 64, 40, 16, 18, 3, 1, 0, 1, 1, true, false, "relu"};
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+  attrs.Set("pads", std::vector<int64_t>{1, 0, 2, 1});
+  EXPECT_TRUE(Check(id, "FusedConv", ins, attrs, o, c.what)) << id;
+}
+
+TEST(Avx2Winograd, MatchesReference) {
+  const std::vector<std::pair<ConvCase, int64_t>> cases = OwnWinogradCases();
   for (const auto& [id, reason] : kAvx2Winograds) {
     for (DType t : {DType::kF32, DType::kBF16}) {
       for (const auto& [c, batch] : cases) {
@@ -1165,15 +1181,10 @@ TEST(Avx2Winograd, MatchesReference) {
       }
     }
   }
-  // Asymmetric pads: the output grows by one row and loses one column.
-  const ConvCase c = {"64->40 16x18 pads 1,0,2,1 bias relu", true, 64, 40, 16, 18, 3, 1, 0, 1, 1, true, false, "relu"};
-  Attributes attrs;
-  std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
-  attrs.Set("pads", std::vector<int64_t>{1, 0, 2, 1});
   Options o;
   o.pack = true;
   o.pack_cap = o.run_cap = own::SimdLevel::kAvx2;
-  for (const auto& [id, reason] : kAvx2Winograds) EXPECT_TRUE(Check(id, "FusedConv", ins, attrs, o, c.what)) << id;
+  for (const auto& [id, reason] : kAvx2Winograds) CheckAsymmetricPads(id, o);
 }
 
 // What it leaves to the other convolutions: strides, residuals, dilation, groups, NCHW, 5x5, clip,
@@ -1209,6 +1220,53 @@ TEST(Avx2Winograd, Bf16RoundsTheF32ResultOnce) {
   for (const auto& [id, reason] : kAvx2Winograds) {
     ExpectBf16IsF32RoundedOnce(id, "FusedConv", ins, attrs, {2, 17, 16, 24}, c.what);
   }
+}
+
+// The own AVX-512 Winograd F(4x4) (cpu.avx512.winograd4) against the reference on a CPU with
+// AVX-512, f32: the own Winograd cases (partial output tiles, channels off the 16-lane vectors and
+// the 32-column register tiles, several blocks, asymmetric pads), weights packed at another batch
+// or plain, 1 to 3 threads; it takes the layers with 16 or more of its tiles per image. On a CPU
+// without AVX-512, or capped at AVX2 while the plan is packed, it declines every layer.
+TEST(Avx512Winograd, MatchesReferenceOrDeclinesWithoutAvx512) {
+  const char* id = "cpu.avx512.winograd4";
+  const bool avx512 = own::CpuSimdLevel() != own::SimdLevel::kAvx2;
+  for (const auto& [c, batch] : OwnWinogradCases()) {
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, batch, DType::kF32, &attrs);
+    // (threads, pack batch (-1: plain weights, 0: the run's))
+    const std::pair<int, int64_t> runs[] = {{1, -1}, {2, 0}, {2, batch + 3}, {3, 0}};
+    for (const auto& [threads, pack_batch] : runs) {
+      Options o;
+      o.threads = threads;
+      o.pack = pack_batch >= 0;
+      o.pack_batch = std::max<int64_t>(pack_batch, 0);
+      o.workspace = true;  // V and M
+      o.reason_has = "own AVX-512 Winograd F(4x4, 3x3)";
+      EXPECT_EQ(Check(id, "FusedConv", ins, attrs, o, c.what), avx512 && TakenByF4(c)) << c.what;
+    }
+    Options capped;
+    capped.pack = true;
+    capped.pack_cap = capped.run_cap = own::SimdLevel::kAvx2;
+    EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, capped, c.what)) << c.what;
+  }
+  if (avx512) CheckAsymmetricPads(id, Options{});
+}
+
+// What it leaves to the other convolutions: bf16 storage (the bf16 Winograd runs it), strides,
+// residuals, dilation, groups, NCHW, 5x5, clip, and outputs under 16 of its tiles per image.
+TEST(Avx512Winograd, Declines) {
+  for (const ConvCase& c : WinogradF2Declined()) {
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+    const bool taken = c.what == "32 channels" && own::CpuSimdLevel() != own::SimdLevel::kAvx2;
+    EXPECT_EQ(Check("cpu.avx512.winograd4", "FusedConv", ins, attrs, Options{}, c.what), taken) << c.what;
+  }
+  const ConvCase& c = WinogradF2Cases()[0].conv;
+  Attributes attrs;
+  std::vector<In> ins = ConvInputs(c, 1, DType::kBF16, &attrs);
+  Options bf16;
+  bf16.dtype = DType::kBF16;
+  EXPECT_FALSE(Check("cpu.avx512.winograd4", "FusedConv", ins, attrs, bf16, "bf16 storage"));
 }
 
 }  // namespace

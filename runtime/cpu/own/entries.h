@@ -21,6 +21,7 @@ CpuEntry Avx2ConvEntry();
 // The own Winograd F(4x4, 3x3) and F(2x2, 3x3) on AVX2 + FMA (winograd_avx2.cc), in that order;
 // the table tries them before every other convolution entry.
 std::vector<CpuEntry> Avx2WinogradEntries();
+CpuEntry Avx512WinogradEntry();  // cpu.avx512.winograd4 (winograd_avx2.cc)
 }  // namespace own
 
 }  // namespace gcomp::cpu

@@ -20,6 +20,7 @@ target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/simd.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_avx2.cc
+  ${CMAKE_CURRENT_LIST_DIR}/winograd4_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_avx512.cc
 )
 # The wider forms (simd.h says when they run): only these files are compiled with AVX-512 (and
@@ -27,6 +28,7 @@ target_sources(gcomp_cpu_kernels PRIVATE
 # start from _mm512_undefined_ps, which -W(maybe-)uninitialized reports inside the compiler's header.
 set(GCOMP_AVX512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -Wno-maybe-uninitialized -Wno-uninitialized)
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_avx512.cc ${CMAKE_CURRENT_LIST_DIR}/pool_avx512.cc
+  ${CMAKE_CURRENT_LIST_DIR}/winograd4_avx512.cc
   PROPERTIES COMPILE_OPTIONS "${GCOMP_AVX512}")
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_avx512bf16.cc ${CMAKE_CURRENT_LIST_DIR}/layernorm_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_avx512.cc
