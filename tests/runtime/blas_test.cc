@@ -396,15 +396,15 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
 }
 
 // The bf16 Winograd F(2x2, 3x3): bf16 3x3 stride-1 layers of >= 64 channels and >= 40 output
-// tiles per image, at batches giving >= 160 tiles (the transforms, in one block or several of up to
-// 400 tiles) and below (the direct convolution the same step runs then): odd sizes (partial tiles),
+// tiles per image, transformed at every batch (in one block or several of up to 400 tiles; the case
+// that the f32 entry leaves to its direct convolution included): odd sizes (partial tiles),
 // channel tails, padding 0 and 1, bias or not, ReLU or none, packed at another batch, 1 and 2
 // threads, against the reference within the bf16 tolerance; and what it declines.
 // The F(2x2, 3x3) entries' cases (cpu.onednn.winograd_bf16 and cpu.onednn.winograd_2x2).
 struct WinogradCase {
   ConvCase conv;
   int64_t batch;
-  bool transforms;  // Winograd (V and M in the workspace), not the direct convolution
+  bool transforms;  // cpu.onednn.winograd_2x2: Winograd (V and M in the workspace), not its direct convolution
 };
 
 const std::vector<WinogradCase>& WinogradF2Cases() {
@@ -413,7 +413,7 @@ const std::vector<WinogradCase>& WinogradF2Cases() {
       {{"144->136 13x15 no bias, 224 tiles", true, 144, 136, 13, 15, 3, 1, 1, 1, 1, false, false, "none"}, 4, true},
       {{"136->144 16x16 pad 0 bias, 196 tiles", true, 136, 144, 16, 16, 3, 1, 0, 1, 1, true, false, "none"}, 4, true},
       {{"128->128 28x28 bias relu, 196 tiles", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"}, 1, true},
-      {{"256->256 14x14 at 49 tiles: direct", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 1, false},
+      {{"256->256 14x14 at 49 tiles (f32 entry: direct)", true, 256, 256, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"}, 1, false},
       {{"128->128 28x28, 980 tiles: several blocks", true, 128, 128, 28, 28, 3, 1, 1, 1, 1, true, false, "relu"},
        5,
        true},
@@ -458,7 +458,7 @@ TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
         o.threads = threads;
         o.pack = true;
         o.pack_batch = pack_batch;
-        o.workspace = c.transforms;
+        o.workspace = true;  // V and M: every case transforms
         EXPECT_TRUE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, o, c.conv.what)) << c.conv.what;
       }
     }

@@ -711,16 +711,21 @@ std::optional<ConvParams> ParseWinograd(const KernelSpec& spec, std::string* why
 // NHWC bf16: 2.25x fewer products than the direct convolution, and V and M stay in cache. It takes
 // bf16 NHWC 3x3 stride-1 layers without dilation, groups or residual, of at least 64 input and
 // output channels and kMinTilesPerImage 2x2 output tiles per image, with no activation or ReLU, and
-// transforms at batches that give at least kMinTiles tiles; below, the same step runs oneDNN's
-// direct convolution (the step's reason names the batches). ResNet-50 bf16 per layer, direct ->
+// transforms at batches that give at least kMinTiles tiles (every batch); the f32 form
+// (cpu.onednn.winograd_2x2) runs its direct convolution below kMinTilesF32 (the step's reason names
+// the batches). ResNet-50 bf16 per layer, direct ->
 // Winograd (Zen 5, 2 threads, medians of 3 rounds): batch 8: 56x56x64 1.96-2.09 -> 1.53-1.61 ms,
 // 28x28x128 1.86-1.92 -> 1.29-1.31, 14x14x256 1.77-1.95 -> 1.23-1.29; batch 1: 56x56x64
-// 0.255-0.261 -> 0.223-0.228, 28x28x128 0.242-0.249 -> 0.188-0.194 (14x14 at batch 1: 49 tiles,
-// direct). Unblocked (V and M for all tiles at once) the 28x28 and 56x56 layers at batch 8 were no
-// faster than direct (0.94-1.58x); blocks of 800 tiles ran like 400 at batch 8 and slower at batch 1;
-// 7x7 outputs (16 tiles per image) at batch 1 took twice the direct time. Its error: V and U rounded
-// to bf16 after the transforms (within the bf16 tolerance: tests/runtime/blas_test.cc).
-constexpr int64_t kMinTiles = 160, kBlockTiles = 400, kMinTilesPerImage = 40;
+// 0.255-0.261 -> 0.223-0.228, 28x28x128 0.242-0.249 -> 0.188-0.194. Unblocked (V and M for all
+// tiles at once) the 28x28 and 56x56 layers at batch 8 were no faster than direct (0.94-1.58x);
+// blocks of 800 tiles ran like 400 at batch 8 and slower at batch 1; 7x7 outputs (16 tiles per
+// image) at batch 1 took twice the direct time. It transforms at every batch (kMinTiles =
+// kMinTilesPerImage): the 14x14x256 layers at batch 1-3 (49-147 tiles), once left to the direct
+// convolution, ran at 810-892 direct-convolution GFLOP/s against its 497-508
+// (`gemm_backends --bf16 --batches 1,2,3 --conv cpu.onednn.conv,cpu.onednn.winograd_bf16`, Zen 5, 2
+// threads, two runs). Its error: V and U rounded to bf16 after the transforms (within the bf16
+// tolerance: tests/runtime/blas_test.cc).
+constexpr int64_t kMinTilesPerImage = 40, kMinTiles = kMinTilesPerImage, kBlockTiles = 400;
 // cpu.onednn.winograd_2x2 (f32 V and M: twice the bytes per tile).
 constexpr int64_t kMinTilesF32 = 160, kBlockTilesF32 = 200;
 
@@ -948,10 +953,10 @@ CpuEntry WinogradF2Entry(bool f32_domain) {
                             kMinTilesF32, " tiles: own transforms around a batched oneDNN ", version,
                             " f32 matmul over the 16 points per block of tiles; the own AVX2 direct convolution below")
                       : absl::StrCat(
-                            "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= 40 tiles per image, no "
-                            "residual, none or ReLU) at batches giving >= ",
-                            kMinTiles, " tiles: own AVX-512 transforms around a batched oneDNN ", version,
-                            " bf16 matmul over the 16 points per block of tiles; oneDNN's direct convolution below");
+                            "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= ", kMinTilesPerImage,
+                            " tiles per image, no residual, none or ReLU) at every batch: own AVX-512 transforms "
+                            "around a batched oneDNN ",
+                            version, " bf16 matmul over the 16 points per block of tiles");
   const int64_t min_tiles = f32_domain ? kMinTilesF32 : kMinTiles;
   const int64_t block = f32_domain ? kBlockTilesF32 : kBlockTiles;
   e.accepts = [f32_domain, min_tiles, block](const KernelSpec& spec) -> std::optional<std::string> {
