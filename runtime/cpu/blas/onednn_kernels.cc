@@ -946,17 +946,16 @@ CpuEntry WinogradF2Entry(bool f32_domain) {
   e.ops = {"FusedConv"};
   e.params = ConvParamSpecs();
   const std::string version = absl::StrCat(dnnl_version()->major, ".", dnnl_version()->minor);
-  e.description = f32_domain
-                      ? absl::StrCat(
-                            "f32 Winograd F(2x2, 3x3) for CPUs without AVX-512 (3x3 stride 1, >= 64 channels, >= 40 "
-                            "tiles per image, no residual, none or ReLU; f32, or bf16 widened) at batches giving >= ",
-                            kMinTilesF32, " tiles: own transforms around a batched oneDNN ", version,
-                            " f32 matmul over the 16 points per block of tiles; the own AVX2 direct convolution below")
-                      : absl::StrCat(
-                            "bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= ", kMinTilesPerImage,
-                            " tiles per image, no residual, none or ReLU) at every batch: own AVX-512 transforms "
-                            "around a batched oneDNN ",
-                            version, " bf16 matmul over the 16 points per block of tiles");
+  e.description =
+      f32_domain ? absl::StrCat(
+                       "f32 Winograd F(2x2, 3x3) for CPUs without AVX-512 (3x3 stride 1, >= 64 channels, >= 40 "
+                       "tiles per image, no residual, none or ReLU; f32, or bf16 widened) at batches giving >= ",
+                       kMinTilesF32, " tiles: own transforms around a batched oneDNN ", version,
+                       " f32 matmul over the 16 points per block of tiles; the own AVX2 direct convolution below")
+                 : absl::StrCat("bf16 Winograd F(2x2, 3x3) (3x3 stride 1, >= 64 channels, >= ", kMinTilesPerImage,
+                                " tiles per image, no residual, none or ReLU) at every batch: own AVX-512 transforms "
+                                "around a batched oneDNN ",
+                                version, " bf16 matmul over the 16 points per block of tiles");
   const int64_t min_tiles = f32_domain ? kMinTilesF32 : kMinTiles;
   const int64_t block = f32_domain ? kBlockTilesF32 : kBlockTiles;
   e.accepts = [f32_domain, min_tiles, block](const KernelSpec& spec) -> std::optional<std::string> {

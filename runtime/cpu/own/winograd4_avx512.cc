@@ -93,12 +93,11 @@ void Winograd4OutputTiles(const WinogradTiles& g, const float* m, int64_t k, int
   OutputTiles4<Avx512Vec>(g, m, k, base, rows, t0, t1, bias, relu, y);
 }
 
-void WinogradProducts(const float* vp, const float* up, int64_t rows, int64_t c, int64_t k, int64_t panels,
-                      int64_t pair, float* mp) {
+void WinogradProducts(const float* vp, const float* up, int64_t rows, int64_t c, int64_t k, int64_t pair, float* mp) {
   const int64_t col = 32 * pair;
   const float* b0 = up + 2 * pair * c * 16;
   const __mmask16 m0 = Lanes(k - col), m1 = Lanes(k - col - 16);
-  if (2 * pair + 1 < panels) {
+  if (k - col > 16) {  // the pair's second panel exists
     ProductRows<true>(vp, rows, c, b0, b0 + c * 16, mp + col, k, m0, m1);
   } else {
     ProductRows<false>(vp, rows, c, b0, nullptr, mp + col, k, m0, m1);

@@ -252,7 +252,7 @@ class Avx2WinogradKernel : public ShapedKernel {
   // U_p's panels.
   void Products(const float* v, float* m, int64_t rows, int64_t point, int64_t unit) const {
     if (v_.avx512) {
-      avx512::WinogradProducts(v + point * rows * c_, u_ + point * panels_ * c_ * kTileCols, rows, c_, k_, panels_, unit,
+      avx512::WinogradProducts(v + point * rows * c_, u_ + point * panels_ * c_ * kTileCols, rows, c_, k_, unit,
                                m + point * rows * k_);
       return;
     }
@@ -309,16 +309,17 @@ CpuEntry WinogradEntry(const Variant& v) {
   e.id = v.id;
   e.ops = {"FusedConv"};
   e.params = runtime::ConvParamSpecs();
-  e.description =
-      v.avx512 ? absl::StrCat("own Winograd F(4x4, 3x3) on AVX-512 (3x3 stride 1, no residual, none or ReLU; f32): "
-                              "transforms on 16 channels around 36 GEMMs on 14 x 32 register tiles, U made at compile "
-                              "time; chosen where the CPU has AVX-512")
-               : absl::StrCat("own Winograd F(", v.m, "x", v.m,
-                              ", 3x3) on AVX2 + FMA (3x3 stride 1, no residual, none or ReLU; f32, or bf16 "
-                              "widened): f32 transforms around ",
-                              v.Points(),
-                              " GEMMs on 6 x 16 register tiles, U made at compile time; chosen "
-                              "where the CPU has no AVX-512");
+  e.description = v.avx512
+                      ? absl::StrCat(
+                            "own Winograd F(4x4, 3x3) on AVX-512 (3x3 stride 1, no residual, none or ReLU; f32): "
+                            "transforms on 16 channels around 36 GEMMs on 14 x 32 register tiles, U made at compile "
+                            "time; chosen where the CPU has AVX-512")
+                      : absl::StrCat("own Winograd F(", v.m, "x", v.m,
+                                     ", 3x3) on AVX2 + FMA (3x3 stride 1, no residual, none or ReLU; f32, or bf16 "
+                                     "widened): f32 transforms around ",
+                                     v.Points(),
+                                     " GEMMs on 6 x 16 register tiles, U made at compile time; chosen "
+                                     "where the CPU has no AVX-512");
   e.accepts = [v](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
     std::optional<ConvParams> p = Parse(v, spec, &why);

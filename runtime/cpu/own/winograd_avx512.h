@@ -37,9 +37,8 @@ void Winograd4OutputTiles(const WinogradTiles& g, const float* m, int64_t k, int
 inline constexpr int64_t kProductTileRows = 14;
 
 // Columns [32 pair, 32 pair + 32) (those below k) of one point's products M_p [rows][k] =
-// V_p [rows][c] x U_p, where U_p is `panels` panels of 16 output channels, each c rows of 16
+// V_p [rows][c] x U_p, where U_p is ceil(k / 16) panels of 16 output channels, each c rows of 16
 // floats: panels 2 pair and 2 pair + 1 (where it exists).
-void WinogradProducts(const float* vp, const float* up, int64_t rows, int64_t c, int64_t k, int64_t panels,
-                      int64_t pair, float* mp);
+void WinogradProducts(const float* vp, const float* up, int64_t rows, int64_t c, int64_t k, int64_t pair, float* mp);
 
 }  // namespace gcomp::cpu::own::avx512
