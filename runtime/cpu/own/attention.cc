@@ -9,6 +9,13 @@
 // softmax per row, no rescaling (on AVX2 at ViT-B/16's shape 1.8-1.9 -> 1.0-1.3 ms per layer at
 // batch 1, 10-11 -> 8-9 ms at batch 8, 2 threads; own_kernel_tests OwnAttention.TimingVitB16).
 //
+// A thread packs a (batch, kv head)'s K and V once into its tiles (K transposed 16 keys at a time
+// by vector shuffles on the AVX-512 forms) and, while it computes that head's query blocks, fetches
+// the next head's K and V rows and the next block's queries into L2: in the strided form a head's
+// rows lie a whole token row apart (36 KiB at ViT-B/16's batch 8), and packing them straight from
+// memory stalled on every row. ViT-B/16 bf16 at batch 8 (2 threads, `gcomp bench --profile`):
+// attention 73-80 -> 62-66 ms per run.
+//
 // Four forms, chosen at creation by the CPU (simd.h) and the storage types:
 // - AMX-BF16 and AVX512-BF16, where Q, K and V are all bf16: Q and K^T, P and V multiplied in
 //   bf16 with fp32 accumulation, by AMX tiles (tdpbf16ps, 16-row blocks) or by vdpbf16ps (K and
@@ -199,6 +206,7 @@ class AttentionKernel : public ShapedKernel {
           for (int64_t blk = 0; blk < key_blocks_; ++blk) PackKeyBlock(bhk, blk, tiles, k, v);
           tiles.packed_for = bhk;
         }
+        WarmNext(t, tasks, bhk, qb, q_blocks, q, k, v);
         QueryBlock(b, h, qb * kQueryBlock, tiles, q, y);
       }
       if (form_ == Form::kAmxBf16) amx::ReleaseTiles();
@@ -218,6 +226,35 @@ class AttentionKernel : public ShapedKernel {
     for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
   }
 
+  static void PrefetchL2(const uint8_t* p, int64_t bytes) {
+    for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T1);
+  }
+
+  // Called before task `t` (kv head `bhk`, query block `qb` of `q_blocks`) runs its query block:
+  // fetches into L2 what comes after it, the Q rows of task t + 1 and slice `qb` of kv head bhk + 1's
+  // K and V rows (the next head a thread packs: tasks run in order; a head's query blocks together
+  // fetch all of its rows). Packed QKV rows lie a whole token row apart, and the packing loops are
+  // too short for prefetches issued there to hide a miss to memory: at ViT-B/16's shape (batch 8,
+  // bf16) loads of K rows stalled for most of the packing time.
+  void WarmNext(int64_t t, int64_t tasks, int64_t bhk, int64_t qb, int64_t q_blocks, const uint8_t* q, const uint8_t* k,
+                const uint8_t* v) const {
+    if (t + 1 < tasks) {
+      const int64_t bh = (t + 1) / q_blocks, q0 = (t + 1) % q_blocks * kQueryBlock;
+      const int64_t b = bh / a_.q_heads, h = bh % a_.q_heads, nq = std::min(kQueryBlock, a_.q_seq - q0);
+      const int64_t qs = static_cast<int64_t>(DTypeSize(a_.q_type));
+      for (int64_t i = 0; i < nq; ++i)
+        PrefetchL2(q + a_.Offset(a_.q, b, h, q0 + i, a_.q_heads, a_.q_seq, a_.head) * qs, a_.head * qs);
+    }
+    const int64_t next = bhk + 1;
+    if (next >= a_.batch * a_.kv_heads) return;
+    const int64_t b = next / a_.kv_heads, h = next % a_.kv_heads;
+    const int64_t ks = static_cast<int64_t>(DTypeSize(a_.k_type)), vs = static_cast<int64_t>(DTypeSize(a_.v_type));
+    for (int64_t j = qb * a_.kv_seq / q_blocks; j < (qb + 1) * a_.kv_seq / q_blocks; ++j) {
+      PrefetchL2(k + a_.Offset(a_.k, b, h, j, a_.kv_heads, a_.kv_seq, a_.head) * ks, a_.head * ks);
+      PrefetchL2(v + a_.Offset(a_.v, b, h, j, a_.kv_heads, a_.kv_seq, a_.v_head) * vs, a_.v_head * vs);
+    }
+  }
+
   // Packs key block `blk` of K and V of (batch, kv head) `bhk` into the tiles; padding stays zero.
   void PackKeyBlock(int64_t bhk, int64_t blk, Tiles& t, const uint8_t* k, const uint8_t* v) const {
     const int64_t d = a_.head, b = bhk / a_.kv_heads, hk = bhk % a_.kv_heads;
@@ -230,12 +267,28 @@ class AttentionKernel : public ShapedKernel {
       Prefetch(k_row(j), d * static_cast<int64_t>(ks));
       Prefetch(v_row(j), a_.v_head * static_cast<int64_t>(vs));
     };
+    // K transposed 16 keys at a time by vector shuffles (AVX-512 forms; fp32 K, or bf16 K of an
+    // even head size, whose pairs are whole 32-bit words): 16 rows loaded at once, where the
+    // element-wise loop below waits on one row after another.
+    const bool vector_k = form_ != Form::kAvx2 && (bf16_ ? d % 2 == 0 : a_.k_type == DType::kF32);
+    if (vector_k) {
+      uint32_t* kt = bf16_ ? reinterpret_cast<uint32_t*>(t.kt16.data() + blk * dq_ * kKeyBlock)
+                           : reinterpret_cast<uint32_t*>(t.kt.data() + blk * d * kKeyBlock);
+      for (int64_t j0 = 0; j0 < nk; j0 += 16) {
+        const uint32_t* rows[16];
+        for (int64_t i = 0; i < 16; ++i) {
+          rows[i] = j0 + i < nk ? reinterpret_cast<const uint32_t*>(k_row(j0 + i)) : nullptr;
+          if (j0 + 16 + i < nk) Prefetch(k_row(j0 + 16 + i), d * static_cast<int64_t>(ks));
+        }
+        avx512::TransposeKeys16(rows, bf16_ ? d / 2 : d, kt + j0, kKeyBlock);
+      }
+    }
     for (int64_t j = 0; j < kAhead; ++j) prefetch(j);
     if (bf16_) {
       // K^T as pairs of head elements per key, V as pairs of keys per head element.
       uint16_t* kt = t.kt16.data() + blk * dq_ * kKeyBlock;
       uint16_t* vt = t.vt16.data() + blk * kKeyBlock * dv_;
-      for (int64_t j = 0; j < nk; ++j) {
+      for (int64_t j = 0; j < nk && !vector_k; ++j) {
         prefetch(j + kAhead);
         // Pair t of key j is the 32-bit word (t, j); an odd head size leaves the last pair's
         // second half 0.
@@ -255,8 +308,10 @@ class AttentionKernel : public ShapedKernel {
     float* vt = t.vt.data() + blk * kKeyBlock * dv_;
     for (int64_t j = 0; j < nk; ++j) {
       prefetch(j + kAhead);
-      const float* kr = RowF32(a_.k_type, k_row(j), t.row.data(), d);
-      for (int64_t e = 0; e < d; ++e) kt[e * kKeyBlock + j] = kr[e];
+      if (!vector_k) {
+        const float* kr = RowF32(a_.k_type, k_row(j), t.row.data(), d);
+        for (int64_t e = 0; e < d; ++e) kt[e * kKeyBlock + j] = kr[e];
+      }
       const float* vr = RowF32(a_.v_type, v_row(j), t.row.data(), a_.v_head);
       std::copy(vr, vr + a_.v_head, vt + j * dv_);
     }
@@ -405,9 +460,16 @@ class AttentionKernel : public ShapedKernel {
         Scores(t, blk, rows, RoundUp(nk, pad), blk * kKeyBlock, width);
       }
       Softmax(t, rows, nq, a_.kv_seq, cols, width);
-      for (int64_t blk = 0; blk < key_blocks_; ++blk) {
-        const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock);
-        Accumulate(t, blk, rows, RoundUp(nk, pad), blk * kKeyBlock, width);
+      if (amx) {
+        for (int64_t blk = 0; blk < key_blocks_; ++blk) {
+          const int64_t nk = std::min(kKeyBlock, a_.kv_seq - blk * kKeyBlock);
+          Accumulate(t, blk, rows, RoundUp(nk, pad), blk * kKeyBlock, width);
+        }
+      } else {
+        // The vector forms' V tiles lie one after another, key after key (pairs of keys for
+        // bf16), as the probabilities do: one product over all keys, the accumulator loaded and
+        // stored once instead of once per key block.
+        Accumulate(t, 0, rows, cols, 0, width);
       }
     } else {
       for (int64_t blk = 0; blk < key_blocks_; ++blk) {

@@ -83,6 +83,39 @@ void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t
   }
 }
 
+void TransposeKeys16(const uint32_t* const rows[16], int64_t words, uint32_t* out, int64_t out_stride) {
+  for (int64_t w0 = 0; w0 < words; w0 += 16) {
+    const __mmask16 m = Lanes(words - w0);
+    __m512i r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = rows[i] ? _mm512_maskz_loadu_epi32(m, rows[i] + w0) : _mm512_setzero_si512();
+    // Per 128-bit lane L: t[2i] = (r[2i][4L], r[2i+1][4L], r[2i][4L+1], r[2i+1][4L+1]), t[2i+1] the
+    // same for words 4L+2, 4L+3.
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    // r[4g + c], lane L: word 4L + c of rows 4g..4g+3.
+    for (int g = 0; g < 4; ++g) {
+      r[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+      r[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+      r[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+      r[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    // Word 4L + c of all 16 rows: lane L of r[c], r[4 + c], r[8 + c], r[12 + c].
+    for (int c = 0; c < 4; ++c) {
+      const __m512i x0 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x44), x1 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xEE);
+      const __m512i y0 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x44);
+      const __m512i y1 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xEE);
+      const __m512i col[4] = {_mm512_shuffle_i32x4(x0, y0, 0x88), _mm512_shuffle_i32x4(x0, y0, 0xDD),
+                              _mm512_shuffle_i32x4(x1, y1, 0x88), _mm512_shuffle_i32x4(x1, y1, 0xDD)};
+      for (int l = 0; l < 4; ++l) {
+        const int64_t w = w0 + 4 * l + c;
+        if (w < words) _mm512_storeu_si512(out + w * out_stride, col[l]);
+      }
+    }
+  }
+}
+
 void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
                        int64_t stride) {
   ForEachMicroTile(rows, dv, [&](int64_t i, int64_t e, auto c) {

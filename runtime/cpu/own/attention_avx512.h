@@ -41,6 +41,10 @@ void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_
 // Interleaves rows a and b (n bf16 each; b null: zeros) into out[2n]: out[2i] = a[i],
 // out[2i+1] = b[i]; the bf16 V tile's pair of keys.
 void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n);
+// The K tiles' packing, 16 keys at a time: out[w * out_stride + i] = rows[i][w] for 32-bit words
+// w < words and keys i < 16 (a null row: zeros), i.e. 16 rows of fp32 K, or of bf16 K pairs,
+// transposed into 16 columns of a key block.
+void TransposeKeys16(const uint32_t* const rows[16], int64_t words, uint32_t* out, int64_t out_stride);
 // o += p * vt over `keys` keys (fp32 FMA; p is s above).
 void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
                        int64_t stride);
