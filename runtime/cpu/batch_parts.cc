@@ -163,12 +163,11 @@ std::string BatchPartsBlocker(const Plan& plan) {
 }
 
 int64_t BatchPart(int64_t batch, int64_t arena_per_item, int64_t cache_bytes, int64_t max_part) {
-  int64_t part = batch, arena = 0;
-  if (cache_bytes > 0 && arena_per_item > 0 &&
-      (__builtin_mul_overflow(batch, arena_per_item, &arena) || arena > cache_bytes)) {
-    const int64_t fit = std::max<int64_t>(1, cache_bytes / arena_per_item);  // images whose arena fits
-    const int64_t parts = (batch + fit - 1) / fit;
-    part = (batch + parts - 1) / parts;
+  int64_t part = std::max<int64_t>(1, batch);
+  if (cache_bytes > 0 && arena_per_item > 0) {
+    const int64_t budget = cache_bytes / 2;
+    int64_t arena = 0;
+    while (part > 1 && (__builtin_mul_overflow(part, arena_per_item, &arena) || arena > budget)) part = (part + 1) / 2;
   }
   if (max_part > 0) part = std::min(part, max_part);
   return std::max<int64_t>(1, std::min(part, batch));

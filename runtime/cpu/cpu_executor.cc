@@ -7,7 +7,7 @@
 // those the entry allows; at every new batch size, every buffer's bytes against the memory it
 // resolves to and each kernel's own constraints against the operand dims (Reshape).
 //
-// A batch whose arena would not fit in the last-level cache runs in parts, one run per part on
+// A batch whose arena would not fit in half the last-level cache runs in parts, one run per part on
 // slices of the inputs and outputs, when every step keeps images apart (runtime/cpu/batch_parts.h).
 #include <cblas.h>
 #include <omp.h>
@@ -68,7 +68,7 @@ class CpuExecutor : public runtime::Executor {
  private:
   absl::Status Reshape(int64_t batch);
   // A run at `batch` over the plan inputs' and outputs' addresses, in the plan's order: in parts
-  // (RunPart on slices of them) when the plan allows it and the batch's arena would not fit in the
+  // (RunPart on slices of them) when the plan allows it and the batch's arena would not fit in half the
   // last-level cache.
   absl::Status RunAt(int64_t batch, const std::vector<uint8_t*>& in_ptrs, const std::vector<uint8_t*>& out_ptrs);
   absl::Status RunPart(int64_t batch, const std::vector<uint8_t*>& in_ptrs, const std::vector<uint8_t*>& out_ptrs);
@@ -199,18 +199,18 @@ std::string CpuExecutor::memory_info() const {
   const double whole = static_cast<double>(plan_->batch_arena_bytes * last_batch_) * mb;
   if (last_part_ >= last_batch_) {
     return absl::StrFormat("arena %.1f MB at batch %d, one run (%s)", whole, last_batch_,
-                           !parts_blocker_.empty()           ? absl::StrCat("not in parts: ", parts_blocker_)
-                           : options_.batch_part > 0         ? "parts as the session asks"
-                           : cache_bytes_ > 0                ? absl::StrFormat("fits the %.0f MB last-level cache",
-                                                                               static_cast<double>(cache_bytes_) * mb)
-                                                             : "the last-level cache size is unknown");
+                           !parts_blocker_.empty()   ? absl::StrCat("not in parts: ", parts_blocker_)
+                           : options_.batch_part > 0 ? "parts as the session asks"
+                           : cache_bytes_ > 0        ? absl::StrFormat("fits half the %.0f MB last-level cache",
+                                                                       static_cast<double>(cache_bytes_) * mb)
+                                                     : "the last-level cache size is unknown");
   }
-  return absl::StrFormat("batch %d runs in parts of %d (arena %.1f MB each): at %d the arena, %.1f MB, %s", last_batch_,
-                         last_part_, static_cast<double>(plan_->batch_arena_bytes * last_part_) * mb, last_batch_,
-                         whole,
-                         options_.batch_part > 0 ? "is split as the session asks"
-                                                 : absl::StrFormat("is over the %.0f MB last-level cache",
-                                                                   static_cast<double>(cache_bytes_) * mb));
+  return absl::StrFormat(
+      "batch %d runs in parts of %d (arena %.1f MB each): at %d the arena, %.1f MB, %s", last_batch_, last_part_,
+      static_cast<double>(plan_->batch_arena_bytes * last_part_) * mb, last_batch_, whole,
+      options_.batch_part > 0
+          ? "is split as the session asks"
+          : absl::StrFormat("is over half the %.0f MB last-level cache", static_cast<double>(cache_bytes_) * mb));
 }
 
 absl::Status CpuExecutor::RunAt(int64_t batch, const std::vector<uint8_t*>& in_ptrs,

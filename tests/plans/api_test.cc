@@ -346,17 +346,21 @@ TEST(ApiVitTest, EveryStepChecksItsOperandsAndParameters) {
   CheckEveryStep(*plan, 60);
 }
 
-// The size of the parts a batch runs in: equal parts whose arena fits in the cache.
+// The size of the parts a batch runs in: the batch halved until a part's arena fits in half the
+// cache.
 TEST(BatchParts, PartsFitTheCache) {
   const int64_t mb = 1 << 20;
-  EXPECT_EQ(gcomp::cpu::BatchPart(8, 5218304, 32 * mb, 0), 4);  // ResNet-50 fp32: 39.8 MB in all
-  EXPECT_EQ(gcomp::cpu::BatchPart(8, 2609152, 32 * mb, 0), 8);  // bf16: 19.9 MB, one run
-  EXPECT_EQ(gcomp::cpu::BatchPart(7, 5218304, 32 * mb, 0), 4);  // 4 + 3
-  EXPECT_EQ(gcomp::cpu::BatchPart(16, 5218304, 32 * mb, 0), 6);  // 6 + 6 + 4
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 5218304, 32 * mb, 0), 2);   // ResNet-50 fp32: 39.8 MB in all
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 2609152, 32 * mb, 0), 4);   // bf16: 19.9 MB
+  EXPECT_EQ(gcomp::cpu::BatchPart(4, 2609152, 32 * mb, 0), 4);   // 10 MB: one run
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 2609152, 64 * mb, 0), 8);   // a larger cache: one run
+  EXPECT_EQ(gcomp::cpu::BatchPart(7, 2609152, 32 * mb, 0), 4);   // 4 + 3
+  EXPECT_EQ(gcomp::cpu::BatchPart(16, 5218304, 32 * mb, 0), 2);  // 8 parts of 2
   EXPECT_EQ(gcomp::cpu::BatchPart(8, 64 * mb, 32 * mb, 0), 1);   // one image is over the cache
   EXPECT_EQ(gcomp::cpu::BatchPart(8, 5218304, 0, 0), 8);         // the cache size unknown
-  EXPECT_EQ(gcomp::cpu::BatchPart(8, 5218304, 32 * mb, 3), 3);
-  EXPECT_EQ(gcomp::cpu::BatchPart(2, 5218304, 32 * mb, 3), 2);
+  EXPECT_EQ(gcomp::cpu::BatchPart(8, 2609152, 32 * mb, 3), 3);
+  EXPECT_EQ(gcomp::cpu::BatchPart(2, 2609152, 32 * mb, 3), 2);
+  EXPECT_EQ(gcomp::cpu::BatchPart(0, 2609152, 32 * mb, 0), 1);
   EXPECT_EQ(gcomp::cpu::BatchPart(4096, int64_t{1} << 62, 32 * mb, 0), 1);  // no overflow
 }
 
