@@ -487,6 +487,8 @@ class AttentionKernel : public ShapedKernel {
       if (a_.y_type == DType::kF32) {
         float* yf = reinterpret_cast<float*>(dst);
         for (int64_t e = 0; e < a_.v_head; ++e) yf[e] = o[e] * inv;
+      } else if (bf16_ && a_.y_type == DType::kBF16) {
+        avx512::StoreScaledBf16(o, inv, reinterpret_cast<uint16_t*>(dst), a_.v_head);
       } else {
         for (int64_t e = 0; e < a_.v_head; ++e) o[e] *= inv;
         FromF32(a_.y_type, o, dst, a_.v_head);

@@ -48,6 +48,9 @@ void TransposeKeys16(const uint32_t* const rows[16], int64_t words, uint32_t* ou
 // o += p * vt over `keys` keys (fp32 FMA; p is s above).
 void AccumulateTileF32(const float* p, const float* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
                        int64_t stride);
+// y[i] = o[i] * inv rounded to bf16 (nearest even) for i < n: an output row of the bf16 forms
+// (attention_avx512bf16.cc: AVX512-BF16 CPUs only).
+void StoreScaledBf16(const float* o, float inv, uint16_t* y, int64_t n);
 // o += p * vt over `keys` keys (bf16 pairs, fp32 accumulation).
 void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
                         int64_t stride);

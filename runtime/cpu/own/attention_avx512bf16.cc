@@ -71,6 +71,14 @@ void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_
   SoftmaxRows<true>(s, p, m, l, o, rows, nk, cols, dv, scale, stride);
 }
 
+void StoreScaledBf16(const float* o, float inv, uint16_t* y, int64_t n) {
+  const __m512 v = _mm512_set1_ps(inv);
+  for (int64_t e = 0; e < n; e += 16) {
+    const __mmask16 m = Lanes(n - e);
+    StoreBf16(y + e, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + e), v));
+  }
+}
+
 void AccumulateTileBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t rows, int64_t keys, int64_t dv,
                         int64_t stride) {
   ForEachMicroTile(rows, dv, [&](int64_t i, int64_t e, auto c) {
