@@ -271,6 +271,7 @@ class AttentionKernel : public ShapedKernel {
     // even head size, whose pairs are whole 32-bit words): 16 rows loaded at once, where the
     // element-wise loop below waits on one row after another.
     const bool vector_k = form_ != Form::kAvx2 && (bf16_ ? d % 2 == 0 : a_.k_type == DType::kF32);
+    for (int64_t j = 0; j < kAhead; ++j) prefetch(j);
     if (vector_k) {
       uint32_t* kt = bf16_ ? reinterpret_cast<uint32_t*>(t.kt16.data() + blk * dq_ * kKeyBlock)
                            : reinterpret_cast<uint32_t*>(t.kt.data() + blk * d * kKeyBlock);
@@ -278,24 +279,25 @@ class AttentionKernel : public ShapedKernel {
         const uint32_t* rows[16];
         for (int64_t i = 0; i < 16; ++i) {
           rows[i] = j0 + i < nk ? reinterpret_cast<const uint32_t*>(k_row(j0 + i)) : nullptr;
-          if (j0 + 16 + i < nk) Prefetch(k_row(j0 + 16 + i), d * static_cast<int64_t>(ks));
+          prefetch(j0 + 16 + i);  // the next group's K rows, and V rows for the packing below
         }
         avx512::TransposeKeys16(rows, bf16_ ? d / 2 : d, kt + j0, kKeyBlock);
       }
     }
-    for (int64_t j = 0; j < kAhead; ++j) prefetch(j);
     if (bf16_) {
       // K^T as pairs of head elements per key, V as pairs of keys per head element.
       uint16_t* kt = t.kt16.data() + blk * dq_ * kKeyBlock;
       uint16_t* vt = t.vt16.data() + blk * kKeyBlock * dv_;
-      for (int64_t j = 0; j < nk && !vector_k; ++j) {
-        prefetch(j + kAhead);
-        // Pair t of key j is the 32-bit word (t, j); an odd head size leaves the last pair's
-        // second half 0.
-        const auto* kr = reinterpret_cast<const uint16_t*>(k_row(j));
-        uint16_t* kj = kt + j * 2;
-        for (int64_t e = 0; e + 1 < d; e += 2) std::memcpy(kj + e * kKeyBlock, kr + e, 4);
-        if (d % 2) kj[(d - 1) * kKeyBlock] = kr[d - 1];
+      if (!vector_k) {
+        for (int64_t j = 0; j < nk; ++j) {
+          prefetch(j + kAhead);
+          // Pair t of key j is the 32-bit word (t, j); an odd head size leaves the last pair's
+          // second half 0.
+          const auto* kr = reinterpret_cast<const uint16_t*>(k_row(j));
+          uint16_t* kj = kt + j * 2;
+          for (int64_t e = 0; e + 1 < d; e += 2) std::memcpy(kj + e * kKeyBlock, kr + e, 4);
+          if (d % 2) kj[(d - 1) * kKeyBlock] = kr[d - 1];
+        }
       }
       for (int64_t j = 0; j < nk; j += 2) {
         avx512::PackValuePairs(reinterpret_cast<const uint16_t*>(v_row(j)),
