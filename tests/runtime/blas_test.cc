@@ -672,6 +672,33 @@ TEST(BlasGemm, ReducedPrecisionStorage) {
   }
 }
 
+// bf16 GEMMs with the erf GELU on an AVX512-BF16 CPU: oneDNN writes the f32 result into the
+// workspace and the own pass rounds GELU of it into Y (more than one chunk of the pass, and a
+// masked tail, in the last case).
+TEST(BlasGemm, Bf16GeluAsOwnPass) {
+  if (own::CpuSimdLevel() < own::SimdLevel::kAvx512Bf16) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
+  std::vector<GemmCase> cases;
+  for (const GemmCase& c : GemmCases()) {
+    if (c.act == "gelu" && !c.residual) cases.push_back(c);
+  }
+  cases.push_back({"two chunks and a tail", {63, 96}, 301, false, true, false, "gelu", 1.0f});
+  ASSERT_GE(cases.size(), 3u);
+  for (const GemmCase& c : cases) {
+    Attributes attrs;
+    std::vector<In> ins = GemmInputs(c, DType::kBF16, &attrs);
+    for (int threads : {1, 2}) {
+      Options o;
+      o.dtype = DType::kBF16;
+      o.pack = true;
+      o.pack_batch = 5;
+      o.threads = threads;
+      o.workspace = true;
+      o.reason_has = "GELU rounded to bf16 by an own AVX-512 pass";
+      EXPECT_TRUE(Check("cpu.onednn.gemm", "FusedGemm", ins, attrs, o, c.what)) << c.what;
+    }
+  }
+}
+
 // And f32 below AVX-512: [K, N] weights of N 1024 get padded rows (stored so in the plan, or
 // widened into them from a bf16 or AVX-512 packing).
 TEST(BlasGemm, WithoutAvx512) {

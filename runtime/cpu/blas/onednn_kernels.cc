@@ -1,6 +1,6 @@
 // oneDNN 2.6 kernels: FusedConv as convolution_forward, FusedGemm / MatMul as matmul, the epilogue
 // as the bias argument plus post-ops (sum, or for bf16 binary add, for the residual; eltwise for
-// the activation).
+// the activation, but for a bf16 matmul's erf GELU, an own pass over its f32 result: GeluPass).
 //
 // Weights: `pack` creates the primitive for the plan's maximum batch, reorders W (or B) into the
 // layout the primitive prefers (format_tag::any) and records that memory descriptor in the
@@ -30,6 +30,7 @@
 #include "runtime/cpu/blas/entries.h"
 #include "runtime/cpu/blas/fused_params.h"
 #include "runtime/cpu/own/entries.h"
+#include "runtime/cpu/own/gelu_avx512.h"
 #include "runtime/cpu/own/simd.h"
 #include "runtime/cpu/own/winograd.h"
 #include "runtime/cpu/own/winograd_avx512.h"
@@ -203,6 +204,17 @@ void ParallelConvert(bool load, DType t, const void* src, void* dst, int64_t n, 
   }
 }
 
+// Y = gelu(X) rounded to bf16 over n elements (GeluPass), split over `threads` OpenMP threads.
+void ParallelGelu(const float* x, uint16_t* y, int64_t n, int threads) {
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(threads)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t i = c * kChunk;
+    own::avx512::GeluF32ToBf16(x + i, y + i, std::min(kChunk, n - i));
+  }
+}
+
 // Whether a residual is added as a binary post-op that reads it where it lies (`dst` is Y's
 // descriptor) rather than as a sum post-op on Y: for bf16 Y. oneDNN 2.6's brgemm matmul ran its
 // bf16 sum post-op at up to twice the time of the GEMM without it (ResNet-50's K-64 1x1 layers
@@ -256,6 +268,7 @@ struct Design {
   bool has_bias = false;
   bool residual_binary = false;  // ResidualAsBinary: the residual is a post-op's SRC_1
   bool padded_weights = false;   // PaddedWeightRows
+  bool gelu_pass = false;        // GeluPass: dst is f32 workspace, the GELU a pass of its own
 };
 
 // Whether a matmul's [K, N] weights get rows of N + kRowPad values: on implementations other than
@@ -303,21 +316,36 @@ absl::StatusOr<Design> ConvDesign(const KernelSpec& spec, const ConvParams& p) {
   }
 }
 
+// Whether a bf16 matmul's erf GELU runs as a pass of its own (own::avx512::GeluF32ToBf16) over an
+// f32 result in the workspace instead of as oneDNN 2.6's gelu_erf post-op: that post-op took the
+// bf16 brgemm matmul from 427 to 371-406 GFLOP/s on ViT-B/16's M1576 K768 N3072 (batch 8, 2
+// threads, Zen 5; build/tools/bench/gemm_backends --bf16), the matmul plus the pass runs at
+// 416-421; in the model the step took 17.7-18.3 ms against 18.2-19.4 with the post-op. The f32
+// primitive ran as fast with the post-op as without (and as with an own pass over Y), so f32 keeps
+// it. The pass rounds each element once, as the post-op does.
+bool GeluPass(const GemmParams& p) {
+  return p.epi.act == Act::kGelu && !p.epi.has_residual && ComputeDt(p.dtype) == dt::bf16 &&
+         own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
+}
+
 absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
   try {
     const dt a = ComputeDt(p.dtype);
     Design d;
+    d.gelu_pass = GeluPass(p);
+    Epilogue epi = p.epi;
+    if (d.gelu_pass) epi.act = Act::kNone;
     d.src = memory::desc({p.m, p.k}, a, tag::ab);
-    d.dst = memory::desc({p.m, p.n}, a, tag::ab);
+    d.dst = memory::desc({p.m, p.n}, d.gelu_pass ? dt::f32 : a, tag::ab);  // f32: the pass's input
     d.plain_tag = p.trans_b ? tag::ba : tag::ab;
     d.plain_weights = memory::desc({p.k, p.n}, ToDt(p.wdtype), d.plain_tag);
     if (p.epi.has_bias) d.bias = memory::desc({1, p.n}, dt::f32, tag::ab);
     d.has_bias = p.epi.has_bias;
     dnnl::matmul::desc desc(d.src, memory::desc({p.k, p.n}, a, tag::any), d.bias, d.dst);
-    dnnl::matmul::primitive_desc pd(desc, MakeAttr(p.epi, d.dst), Engine());
+    dnnl::matmul::primitive_desc pd(desc, MakeAttr(epi, d.dst), Engine());
     if (PaddedWeightRows(p, pd, a)) {
       dnnl::matmul::desc padded(d.src, memory::desc({p.k, p.n}, a, memory::dims{p.n + kRowPad, 1}), d.bias, d.dst);
-      pd = dnnl::matmul::primitive_desc(padded, MakeAttr(p.epi, d.dst), Engine());
+      pd = dnnl::matmul::primitive_desc(padded, MakeAttr(epi, d.dst), Engine());
       d.padded_weights = true;
     }
     d.residual_binary = ResidualAsBinary(p.epi, a);
@@ -442,6 +470,11 @@ class OneDnnKernel : public ShapedKernel {
       src32_bytes_ = Align64(static_cast<size_t>(src_elems_) * sizeof(float));
       dst32_bytes_ = Align64(static_cast<size_t>(dst_elems_) * sizeof(float));
     }
+    if (d.gelu_pass) {
+      gelu_pass_ = true;
+      dst_elems_ = NumElements(spec.outputs[0].dims);
+      dst32_bytes_ = Align64(static_cast<size_t>(dst_elems_) * sizeof(float));
+    }
     try {
       const Operand& w = spec.inputs[1];
       std::optional<memory::desc> from;
@@ -481,11 +514,11 @@ class OneDnnKernel : public ShapedKernel {
   }
 
   int64_t WorkspaceBytes() const override {
-    return through_f32_ ? static_cast<int64_t>(src32_bytes_ + dst32_bytes_) : 0;
+    return through_f32_ || gelu_pass_ ? static_cast<int64_t>(src32_bytes_ + dst32_bytes_) : 0;
   }
 
   absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
-    if (!through_f32_) return RunWithWorkspace(inputs, outputs, {});
+    if (WorkspaceBytes() == 0) return RunWithWorkspace(inputs, outputs, {});
     if (!own_workspace_) own_workspace_ = AlignedArray<uint8_t>(src32_bytes_ + dst32_bytes_);
     if (!own_workspace_) return absl::ResourceExhaustedError(absl::StrCat("node '", name_, "': workspace"));
     return RunWithWorkspace(inputs, outputs, {own_workspace_.data(), src32_bytes_ + dst32_bytes_});
@@ -495,13 +528,15 @@ class OneDnnKernel : public ShapedKernel {
                                 std::span<uint8_t> workspace) override {
     float* src32 = nullptr;
     float* dst32 = nullptr;
-    if (through_f32_) {
+    if (through_f32_ || gelu_pass_) {
       if (workspace.size() < src32_bytes_ + dst32_bytes_) {
         return absl::InternalError(absl::StrCat("node '", name_, "': workspace of ", workspace.size(),
                                                 " bytes, expected ", src32_bytes_ + dst32_bytes_));
       }
       src32 = reinterpret_cast<float*>(workspace.data());
       dst32 = reinterpret_cast<float*>(workspace.data() + src32_bytes_);
+    }
+    if (through_f32_) {
       ParallelConvert(true, storage_, inputs[0], src32, src_elems_, threads_);
       if (has_residual_) ParallelConvert(true, storage_, inputs[kResidualInput], dst32, dst_elems_, threads_);
     } else if (has_residual_ && p_.residual) {
@@ -512,10 +547,11 @@ class OneDnnKernel : public ShapedKernel {
     try {
       SetThreads(threads_);
       p_.src.set_data_handle(through_f32_ ? src32 : const_cast<void*>(inputs[0]));
-      p_.dst.set_data_handle(through_f32_ ? dst32 : outputs[0]);
+      p_.dst.set_data_handle(through_f32_ || gelu_pass_ ? dst32 : outputs[0]);
       p_.prim.execute(p_.stream, p_.args);
       p_.stream.wait();
       if (through_f32_) ParallelConvert(false, storage_, dst32, outputs[0], dst_elems_, threads_);
+      if (gelu_pass_) ParallelGelu(dst32, static_cast<uint16_t*>(outputs[0]), dst_elems_, threads_);
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("node '", name_, "': oneDNN: ", e.what()));
     }
@@ -528,6 +564,7 @@ class OneDnnKernel : public ShapedKernel {
   bool has_residual_ = false;
   size_t dst_bytes_ = 0;
   bool through_f32_ = false;  // ThroughF32: the primitive runs on f32 blocks of the workspace
+  bool gelu_pass_ = false;    // GeluPass: the primitive's f32 result in the workspace, GELU into Y
   DType storage_ = DType::kF32;
   int64_t src_elems_ = 0, dst_elems_ = 0;
   size_t src32_bytes_ = 0, dst32_bytes_ = 0;
@@ -565,6 +602,7 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
     if (!d.ok()) return std::nullopt;
     return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " (", DescribeGemm(*p), ")",
                         d->padded_weights ? absl::StrCat(", weight rows padded to ", p->n + kRowPad, " values") : "",
+                        d->gelu_pass ? ", f32 result, GELU rounded to bf16 by an own AVX-512 pass" : "",
                         ThroughF32Note(p->dtype));
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {

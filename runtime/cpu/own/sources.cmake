@@ -8,6 +8,7 @@ target_sources(gcomp_cpu_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/elementwise.cc
   ${CMAKE_CURRENT_LIST_DIR}/entries.cc
   ${CMAKE_CURRENT_LIST_DIR}/gather.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gelu_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_amx.cc
   ${CMAKE_CURRENT_LIST_DIR}/gemm_avx2.cc
@@ -30,7 +31,8 @@ set(GCOMP_AVX512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -Wno-maybe-uninitial
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_avx512.cc ${CMAKE_CURRENT_LIST_DIR}/pool_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd4_avx512.cc
   PROPERTIES COMPILE_OPTIONS "${GCOMP_AVX512}")
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_avx512bf16.cc ${CMAKE_CURRENT_LIST_DIR}/layernorm_avx512.cc
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_avx512bf16.cc ${CMAKE_CURRENT_LIST_DIR}/gelu_avx512.cc
+  ${CMAKE_CURRENT_LIST_DIR}/layernorm_avx512.cc
   ${CMAKE_CURRENT_LIST_DIR}/winograd_avx512.cc
   PROPERTIES COMPILE_OPTIONS "${GCOMP_AVX512};-mavx512bf16")
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/attention_amx.cc
