@@ -97,7 +97,7 @@ Operand MakeOperand(bool present, DType dtype, std::vector<int64_t> dims) {
 
 const CpuEntry& Entry(const std::string& id) {
   static const std::vector<CpuEntry> entries = [] {
-    std::vector<CpuEntry> t = BlasKernelEntries();
+    std::vector<CpuEntry> t = BlasKernelEntries();  // cpu.onednn.patch included
     for (CpuEntry& e : own::GemmEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     t.push_back(own::Avx2ConvEntry());
@@ -319,6 +319,53 @@ TEST(BlasConv, PackedAtOtherBatch) {
         Check(id, "FusedConv", ins, attrs, o, c.what);
       }
     }
+  }
+}
+
+// Patch embeddings (kernel == stride, no padding) as one matmul on gathered rows: against the
+// reference in f32 and bf16, packed (weights permuted at pack time, at another batch) or plain
+// (permuted when the kernel is created), with residual, activations, an input that the patches
+// do not cover to its edge; declined for everything else.
+TEST(BlasConv, PatchEmbeddingAsMatmul) {
+  if (own::CpuSimdLevel() < own::SimdLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::vector<ConvCase> cases = {
+      {"16x16 s16 patch bias", true, 3, 32, 32, 32, 16, 16, 0, 1, 1, true, false, "none"},
+      {"4x4 s4 uncovered edge residual relu", true, 5, 24, 18, 19, 4, 4, 0, 1, 1, true, true, "relu"},
+      {"2x2 s2 no bias gelu", true, 16, 40, 8, 8, 2, 2, 0, 1, 1, false, false, "gelu"},
+  };
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (const ConvCase& c : cases) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 3, t, &attrs);
+      for (bool pack : {false, true}) {
+        for (bool in_place : {false, true}) {
+          if (in_place && !c.residual) continue;
+          Options o;
+          o.dtype = t;
+          o.pack = pack;
+          o.pack_batch = pack ? 5 : 0;
+          o.in_place = in_place;
+          o.workspace = true;
+          o.reason_has = "on patches gathered into rows";
+          EXPECT_TRUE(Check("cpu.onednn.patch", "FusedConv", ins, attrs, o, c.what)) << c.what << " " << DTypeName(t);
+        }
+      }
+    }
+  }
+  // What it leaves to the convolution: padding, overlapping or sparse windows, dilation, groups,
+  // 1x1, NCHW.
+  std::vector<ConvCase> declined = {
+      {"16x16 s16 pad 1", true, 3, 8, 34, 34, 16, 16, 1, 1, 1, true, false, "none"},
+      {"3x3 s2", true, 8, 12, 10, 10, 3, 2, 1, 1, 1, false, false, "none"},
+      {"1x1", true, 16, 8, 6, 6, 1, 1, 0, 1, 1, true, true, "relu"},
+      {"2x2 s2 group 2", true, 8, 8, 8, 8, 2, 2, 0, 1, 2, true, false, "none"},
+      {"2x2 s2 dilation 2", true, 8, 8, 9, 9, 2, 2, 0, 2, 1, true, false, "none"},
+      {"NCHW 4x4 s4", false, 3, 8, 16, 16, 4, 4, 0, 1, 1, true, false, "none"},
+  };
+  for (const ConvCase& c : declined) {
+    Attributes attrs;
+    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+    EXPECT_FALSE(Check("cpu.onednn.patch", "FusedConv", ins, attrs, Options(), c.what)) << c.what;
   }
 }
 

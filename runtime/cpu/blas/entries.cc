@@ -36,7 +36,7 @@ namespace gcomp::cpu {
 
 std::vector<CpuEntry> BlasKernelEntries() {
   return {blas::OneDnnWinogradBf16Entry(),   blas::OneDnnWinogradEntry(), blas::OneDnnWinograd2x2Entry(),
-          blas::OneDnnConvEntry(),           blas::OpenBlasConvEntry(),   blas::OneDnnGemmEntry(),
+          blas::OneDnnPatchEntry(),          blas::OneDnnConvEntry(),           blas::OpenBlasConvEntry(),   blas::OneDnnGemmEntry(),
           blas::OpenBlasGemmEntry(),         blas::OneDnnMatMulEntry(),   blas::OpenBlasMatMulEntry(),
           blas::OpenBlasBatchedMatMulEntry()};
 }

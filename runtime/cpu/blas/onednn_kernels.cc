@@ -1093,6 +1093,143 @@ CpuEntry OneDnnConvEntry() {
   return e;
 }
 
+// ---- Patch embeddings as matmuls ------------------------------------------------------------
+// A convolution whose kernel tiles its input (kernel == stride, no padding or dilation, one group:
+// ViT's 16x16/16 patch embedding) is one GEMM: each output pixel's patch, gathered as kh runs of
+// kw * C contiguous NHWC values into a row of the workspace, times the weights as [Cout, kh*kw*C]
+// (permuted from OIHW when packed). oneDNN 2.6's direct convolution ran that layer at 290-303
+// GFLOP/s in bf16 and 188-200 in f32 against 420-446 and 210-214 for its matmul on the same
+// M x 768 x 768 shape (ViT-B/16, batch 1 and 8, 2 threads, Zen 5; build/tools/bench/gemm_backends).
+// Only on CPUs with AVX-512 and for storage the matmul runs natively (f32, or bf16 there): the
+// AVX2 entries take patch embeddings below AVX-512.
+std::optional<GemmParams> PatchGemm(const KernelSpec& spec, std::string* why) {
+  std::optional<ConvParams> p = ParseConv(spec, why);
+  if (!p) return std::nullopt;
+  if (!p->nhwc || p->group != 1 || p->kh != p->sh || p->kw != p->sw || p->dh != 1 || p->dw != 1 || p->pt != 0 ||
+      p->pl != 0 || p->pb != 0 || p->pr != 0 || p->kh * p->kw == 1 || p->wdtype != p->dtype ||
+      !DtypesSupported(p->dtype) || ThroughF32(p->dtype) || own::CpuSimdLevel() < own::SimdLevel::kAvx512) {
+    *why = "not an NHWC patch embedding (kernel == stride > 1, no padding, dilation or groups) in native storage";
+    return std::nullopt;
+  }
+  GemmParams g;
+  g.m = p->n * p->ho * p->wo;
+  g.k = p->kh * p->kw * p->c;
+  g.n = p->cout;
+  g.trans_b = true;
+  g.dtype = p->dtype;
+  g.wdtype = p->wdtype;
+  g.epi = p->epi;
+  return g;
+}
+
+// The OIHW weights of `spec` as [Cout, kh, kw, C] (the GEMM's transposed B): `spec` with input 1
+// pointing at `storage`.
+KernelSpec PatchWeightsSpec(const KernelSpec& spec, const ConvParams& p, std::vector<uint8_t>* storage) {
+  const Operand& w = spec.inputs[1];
+  const size_t es = DTypeSize(w.dtype);
+  KernelSpec out = spec;
+  if (w.constant == nullptr || w.constant_bytes != static_cast<size_t>(p.cout * p.c * p.kh * p.kw) * es) return out;
+  storage->resize(w.constant_bytes);
+  for (int64_t o = 0; o < p.cout; ++o)
+    for (int64_t ci = 0; ci < p.c; ++ci)
+      for (int64_t i = 0; i < p.kh; ++i)
+        for (int64_t j = 0; j < p.kw; ++j) {
+          const int64_t from = ((o * p.c + ci) * p.kh + i) * p.kw + j, to = ((o * p.kh + i) * p.kw + j) * p.c + ci;
+          std::memcpy(storage->data() + to * es, w.constant + from * es, es);
+        }
+  out.inputs[1].constant = storage->data();
+  out.inputs[1].dims = {p.cout, p.kh * p.kw * p.c};
+  return out;
+}
+
+class PatchKernel : public ShapedKernel {
+ public:
+  PatchKernel(const ConvParams& p, std::unique_ptr<ShapedKernel> gemm, int threads)
+      : p_(p), gemm_(std::move(gemm)), threads_(std::max(1, threads)) {
+    rows_bytes_ = Align64(static_cast<size_t>(p_.n * p_.ho * p_.wo * p_.kh * p_.kw * p_.c) * DTypeSize(p_.dtype));
+  }
+
+  int64_t WorkspaceBytes() const override { return gemm_->WorkspaceBytes() + static_cast<int64_t>(rows_bytes_); }
+
+  absl::Status Run(std::span<const void* const> inputs, std::span<void* const> outputs) override {
+    if (!own_workspace_) own_workspace_ = AlignedArray<uint8_t>(static_cast<size_t>(WorkspaceBytes()));
+    if (!own_workspace_) return absl::ResourceExhaustedError("patch embedding: workspace");
+    return RunWithWorkspace(inputs, outputs, {own_workspace_.data(), static_cast<size_t>(WorkspaceBytes())});
+  }
+
+  absl::Status RunWithWorkspace(std::span<const void* const> inputs, std::span<void* const> outputs,
+                                std::span<uint8_t> workspace) override {
+    if (workspace.size() < static_cast<size_t>(WorkspaceBytes())) {
+      return absl::InternalError("patch embedding: workspace too small");
+    }
+    uint8_t* rows = workspace.data() + gemm_->WorkspaceBytes();
+    const auto* x = static_cast<const uint8_t*>(inputs[0]);
+    const size_t es = DTypeSize(p_.dtype);
+    const int64_t run = p_.kw * p_.c, k = p_.kh * run, patches = p_.n * p_.ho * p_.wo;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
+    for (int64_t r = 0; r < patches; ++r) {
+      const int64_t b = r / (p_.ho * p_.wo), oh = r / p_.wo % p_.ho, ow = r % p_.wo;
+      for (int64_t i = 0; i < p_.kh; ++i) {
+        const int64_t src = ((b * p_.h + oh * p_.kh + i) * p_.w + ow * p_.kw) * p_.c;
+        std::memcpy(rows + (r * k + i * run) * es, x + src * es, static_cast<size_t>(run) * es);
+      }
+    }
+    std::vector<const void*> in(inputs.begin(), inputs.end());
+    in[0] = rows;
+    return gemm_->RunWithWorkspace(in, outputs, workspace.first(static_cast<size_t>(gemm_->WorkspaceBytes())));
+  }
+
+ private:
+  ConvParams p_;
+  std::unique_ptr<ShapedKernel> gemm_;
+  int threads_;
+  size_t rows_bytes_ = 0;
+  AlignedArray<uint8_t> own_workspace_;
+};
+
+CpuEntry OneDnnPatchEntry() {
+  CpuEntry e;
+  e.id = "cpu.onednn.patch";
+  e.ops = {"FusedConv"};
+  e.params = ConvParamSpecs();
+  e.in_place = {{0, 3}};
+  e.description = absl::StrCat("oneDNN ", dnnl_version()->major, ".", dnnl_version()->minor,
+                               " matmul of NHWC patch embeddings (kernel == stride): patches gathered into rows, "
+                               "weights as [Cout, kh*kw*C]");
+  e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
+    std::string why;
+    std::optional<GemmParams> g = PatchGemm(spec, &why);
+    if (!g) return std::nullopt;
+    absl::StatusOr<Design> d = GemmDesign(spec, *g);
+    if (!d.ok()) return std::nullopt;
+    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " on patches gathered into rows (",
+                        DescribeConv(*ParseConv(spec, &why)), " as ", DescribeGemm(*g), ")",
+                        d->gelu_pass ? ", f32 result, GELU rounded to bf16 by an own AVX-512 pass" : "");
+  };
+  e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
+    std::string why;
+    std::optional<GemmParams> g = PatchGemm(spec, &why);
+    if (!g) return Declined(spec, why);
+    ASSIGN_OR_RETURN(Design d, GemmDesign(spec, *g));
+    std::vector<uint8_t> permuted;
+    return PackWeights(PatchWeightsSpec(spec, *ParseConv(spec, &why), &permuted), index, d, 1.0f);
+  };
+  e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
+    std::string why;
+    std::optional<GemmParams> g = PatchGemm(spec, &why);
+    if (!g) return Declined(spec, why);
+    const ConvParams p = *ParseConv(spec, &why);
+    SetThreads(spec.threads);
+    ASSIGN_OR_RETURN(Design d, GemmDesign(spec, *g));
+    // Weights stored plain (not packed) are permuted here; packed ones are already [Cout, K].
+    std::vector<uint8_t> permuted;
+    const KernelSpec gemm_spec = spec.inputs[1].format.empty() ? PatchWeightsSpec(spec, p, &permuted) : spec;
+    ASSIGN_OR_RETURN(std::unique_ptr<ShapedKernel> gemm, MakeKernel(gemm_spec, *g, d, 1.0f));
+    return std::unique_ptr<ShapedKernel>(new PatchKernel(p, std::move(gemm), spec.threads));
+  };
+  return e;
+}
+
 CpuEntry OneDnnWinogradEntry() {
   CpuEntry e;
   e.id = "cpu.onednn.winograd";
