@@ -470,8 +470,9 @@ class AttentionKernel : public ShapedKernel {
       } else {
         // The vector forms' V tiles lie one after another, key after key (pairs of keys for
         // bf16), as the probabilities do: one product over all keys, the accumulator loaded and
-        // stored once instead of once per key block.
-        Accumulate(t, 0, rows, cols, 0, width);
+        // stored once instead of once per key block. It stops at the last key (pair), not at the
+        // score tile's padding to 16 columns (ViT's 197 keys: 197 or 198 against 208).
+        Accumulate(t, 0, rows, bf16_ ? RoundUp(a_.kv_seq, 2) : a_.kv_seq, 0, width);
       }
     } else {
       for (int64_t blk = 0; blk < key_blocks_; ++blk) {
