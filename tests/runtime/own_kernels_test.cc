@@ -209,6 +209,43 @@ TEST(OwnAttention, LargeScoresStayStable) {
         a);
 }
 
+// More keys than a whole row of scores holds (512): the online softmax over key blocks, its
+// running maxima rescaling the accumulator, in fp32 and bf16, with large scores; and a NaN key in
+// the second block makes its head's rows NaN there too.
+TEST(OwnAttention, LongSequencesRunKeyBlocks) {
+  Attributes a;
+  a.Set("scale", 2.0f);
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    CheckEveryForm("cpu.attention", "Attention",
+                   {In("q", Random(t, {1, 2, 30, 32}, 51)), In("k", Random(t, {1, 2, 700, 32}, 52)),
+                    In("v", Random(t, {1, 2, 700, 32}, 53))},
+                   a);
+  }
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    const Tensor q = Random(t, {1, 2, 30, 32}, 54), v = Random(t, {1, 2, 700, 32}, 56);
+    Tensor k = Random(t, {1, 2, 700, 32}, 55);
+    k.SetF32((700 + 600) * 32 + 3, NAN);  // head 1, key 600
+    const std::vector<OpInput> ins = {In("q", q), In("k", k), In("v", v)};
+    absl::StatusOr<std::vector<Tensor>> ref = RunOp("Attention", ins, Attributes());
+    ASSERT_TRUE(ref.ok()) << ref.status();
+    ForEachSimdLevel([&] {
+      std::vector<Tensor> got = RunOwn("cpu.attention", SpecOf("Attention", ins, Attributes(), *ref, 2), ins);
+      ASSERT_EQ(got.size(), 1u);
+      int64_t nans = 0;
+      for (int64_t i = 0; i < got[0].numel(); ++i) {
+        const float r = (*ref)[0].GetF32(i), g = got[0].GetF32(i);
+        ASSERT_EQ(std::isnan(r), std::isnan(g)) << "element " << i;
+        if (std::isnan(r)) {
+          ++nans;
+        } else {
+          EXPECT_NEAR(g, r, DefaultRtol(t) * 4 + 1e-5) << "element " << i;
+        }
+      }
+      EXPECT_EQ(nans, 30 * 32);  // all of head 1
+    });
+  }
+}
+
 TEST(OwnAttention, HalfAndBFloat16Storage) {
   for (DType t : {DType::kF16, DType::kBF16}) {
     CheckEveryForm("cpu.attention", "Attention",

@@ -12,7 +12,7 @@ namespace {
 
 // kR rows x NC*16 columns of s = q kt, reduction over d (fp32).
 template <int NC>
-void ScoreRowsF32(const float* q, const float* kt, float* s, int64_t d, int64_t stride) {
+void ScoreRowsF32(const float* q, const float* kt, float* s, int64_t d, int64_t stride, int64_t valid, float* mx) {
   __m512 acc[kR][NC];
   for (int r = 0; r < kR; ++r)
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
@@ -24,8 +24,7 @@ void ScoreRowsF32(const float* q, const float* kt, float* s, int64_t d, int64_t 
       for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_fmadd_ps(qb, k[c], acc[r][c]);
     }
   }
-  for (int r = 0; r < kR; ++r)
-    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(s + r * stride + 16 * c, acc[r][c]);
+  StoreScores(acc, s, stride, 1.0f, valid, mx);
 }
 
 // kR rows x NC*16 columns of o += p vt (fp32), columns from e0 of rows of dv.
@@ -49,16 +48,16 @@ void AccumulateRowsF32(const float* p, const float* vt, float* o, int64_t keys, 
 
 }  // namespace
 
-void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d,
-                  int64_t stride) {
+void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d, int64_t stride,
+                  int64_t valid, float* mx) {
   ForEachMicroTile(rows, cols, [&](int64_t i, int64_t j, auto c) {
-    ScoreRowsF32<decltype(c)::kVectors>(q + i * d, kt + j, s + i * stride + j, d, stride);
+    ScoreRowsF32<decltype(c)::kVectors>(q + i * d, kt + j, s + i * stride + j, d, stride, valid - j, mx + 16 * i);
   });
 }
 
 void SoftmaxStep(float* s, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols, int64_t dv,
-                 float scale, int64_t stride) {
-  SoftmaxRows<false>(s, nullptr, m, l, o, rows, nk, cols, dv, scale, stride);
+                 float scale, int64_t stride, const float* mx) {
+  SoftmaxRows<false>(s, nullptr, m, l, o, rows, nk, cols, dv, scale, stride, mx);
 }
 
 void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n) {

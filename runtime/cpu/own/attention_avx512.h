@@ -22,22 +22,27 @@ inline constexpr int64_t kAttentionKeyBlock = 64;    // multiple of 16 (micro-ke
 namespace avx512 {
 
 // s = q * kt over `cols` keys (fp32 FMA); s rows `stride` apart (kAttentionKeyBlock, or a whole row
-// of keys), as for every s and p below.
-void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d,
-                  int64_t stride);
-// s = q * kt over `cols` keys (bf16 pairs, fp32 accumulation).
+// of keys), as for every s and p below. mx holds 16 running maxima per row (rows x 16 floats): each
+// is raised to the row's scores in the first `valid` columns, so that the softmax step needs no
+// pass of its own to find the row maximum.
+void ScoreTileF32(const float* q, const float* kt, float* s, int64_t rows, int64_t cols, int64_t d, int64_t stride,
+                  int64_t valid, float* mx);
+// s = scale * (q * kt) over `cols` keys (bf16 pairs, fp32 accumulation); mx as above, of the
+// scaled scores.
 void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq,
-                   int64_t stride);
+                   int64_t stride, float scale, int64_t valid, float* mx);
 // The online-softmax step of one key block of `nk` keys (`cols` padded) for all `rows` rows:
 // with x = scale * s, m' = max(m, max x), p = exp(x - m') (0 in the padding columns), l = l *
 // exp(m - m') + sum p, o *= exp(m - m'); p replaces s. s rows are `stride` elements apart
-// (kAttentionKeyBlock, or a whole row of keys). A row with a NaN score gets m = l = NaN.
+// (kAttentionKeyBlock, or a whole row of keys). A row with a NaN score gets m = l = NaN. With `mx`
+// (the score tiles' running maxima of this block) s is already scaled and its maxima known: one
+// pass over it; null (the AMX form's scores), a first pass finds them.
 void SoftmaxStep(float* s, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols, int64_t dv,
-                 float scale, int64_t stride);
+                 float scale, int64_t stride, const float* mx);
 // The same with p rounded to bf16 into `p` (rows `stride` apart), computed to bf16 accuracy
 // (attention_avx512bf16.cc: AVX512-BF16 CPUs only).
 void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
-                     int64_t dv, float scale, int64_t stride);
+                     int64_t dv, float scale, int64_t stride, const float* mx);
 // Interleaves rows a and b (n bf16 each; b null: zeros) into out[2n]: out[2i] = a[i],
 // out[2i+1] = b[i]; the bf16 V tile's pair of keys.
 void PackValuePairs(const uint16_t* a, const uint16_t* b, uint16_t* out, int64_t n);

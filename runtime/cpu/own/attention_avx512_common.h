@@ -36,6 +36,24 @@ inline void ForEachMicroTile(int64_t rows, int64_t cols, F f) {
   }
 }
 
+// The score micro-kernels' epilogue: row r's NC accumulators (times `scale` unless it is 1) into
+// s (rows `stride` apart), and their maximum over the columns before `valid` into the row's 16
+// running maxima at mx + 16 r (SoftmaxRows reads them instead of a pass over the scores).
+template <int NC>
+inline void StoreScores(__m512 (&acc)[kR][NC], float* s, int64_t stride, float scale, int64_t valid, float* mx) {
+  const bool scaled = scale != 1.0f;
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int r = 0; r < kR; ++r) {
+    __m512 rm = _mm512_loadu_ps(mx + 16 * r);
+    for (int c = 0; c < NC; ++c) {
+      const __m512 v = scaled ? _mm512_mul_ps(acc[r][c], vscale) : acc[r][c];
+      _mm512_storeu_ps(s + r * stride + 16 * c, v);
+      rm = _mm512_mask_max_ps(rm, Lanes(valid - 16 * c), rm, v);
+    }
+    _mm512_storeu_ps(mx + 16 * r, rm);
+  }
+}
+
 // exp(x) on 16 lanes: the same range reduction and polynomial as Exp8 (common.h), 2^n by scalef;
 // -inf gives 0.
 inline __m512 Exp16(__m512 x) {
@@ -73,50 +91,72 @@ inline __m512 ExpNonPositiveForBf16(__m512 x) {
 }
 
 // The online-softmax step (attention_avx512.h, SoftmaxStep): probabilities in place of the fp32
-// scores, or (kBf16) rounded to bf16 into p. A row holding a NaN score gets m = l = NaN (its
-// output becomes NaN, as the reference's) and zero probabilities.
+// scores, or (kBf16) rounded to bf16 into p. With `mx` (the scores already scaled, and each row's
+// 16 running maxima from StoreScores) one pass over the scores, else a first pass finds the row's
+// maximum. A row holding a NaN score gets m = l = NaN (its output becomes NaN, as the
+// reference's) and zero probabilities.
 template <bool kBf16>
 void SoftmaxRows(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
-                 int64_t dv, float scale, int64_t stride) {
-  const __m512 vscale = _mm512_set1_ps(scale);
+                 int64_t dv, float scale, int64_t stride, const float* mx) {
+  const __m512 vscale = _mm512_set1_ps(mx ? 1.0f : scale);
+  auto zero_row = [&](int64_t i) {
+    m[i] = l[i] = __builtin_nanf("");
+    for (int64_t j = 0; j < cols; j += 16) {
+      if constexpr (kBf16) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * stride + j), _mm256_setzero_si256());
+      } else {
+        _mm512_storeu_ps(s + i * stride + j, _mm512_setzero_ps());
+      }
+    }
+  };
   for (int64_t i = 0; i < rows; ++i) {
     float* si = s + i * stride;
-    __m512 vmax = _mm512_set1_ps(-__builtin_inff());
+    if (m[i] != m[i]) {
+      zero_row(i);
+      continue;
+    }
+    float block_max;
+    if (mx) {
+      block_max = _mm512_reduce_max_ps(_mm512_loadu_ps(mx + 16 * i));
+    } else {
+      __m512 vmax = _mm512_set1_ps(-__builtin_inff());
+      __mmask16 nan = 0;
+      for (int64_t j = 0; j < cols; j += 16) {
+        const __mmask16 lanes = Lanes(nk - j);
+        const __m512 x = _mm512_mul_ps(_mm512_loadu_ps(si + j), vscale);
+        nan |= _mm512_mask_cmp_ps_mask(lanes, x, x, _CMP_UNORD_Q);
+        vmax = _mm512_mask_max_ps(vmax, lanes, vmax, x);
+      }
+      if (nan) {
+        zero_row(i);
+        continue;
+      }
+      block_max = _mm512_reduce_max_ps(vmax);
+    }
+    const float m_new = m[i] > block_max ? m[i] : block_max;
+    const __m512 vm = _mm512_set1_ps(m_new);
+    __m512 sum = _mm512_setzero_ps();
     __mmask16 nan = 0;
     for (int64_t j = 0; j < cols; j += 16) {
       const __mmask16 lanes = Lanes(nk - j);
-      const __m512 x = _mm512_mul_ps(_mm512_loadu_ps(si + j), vscale);
-      nan |= _mm512_mask_cmp_ps_mask(lanes, x, x, _CMP_UNORD_Q);
-      vmax = _mm512_mask_max_ps(vmax, lanes, vmax, x);
-    }
-    if (nan || m[i] != m[i]) {
-      m[i] = l[i] = __builtin_nanf("");
-      for (int64_t j = 0; j < cols; j += 16) {
-        if constexpr (kBf16) {
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * stride + j), _mm256_setzero_si256());
-        } else {
-          _mm512_storeu_ps(si + j, _mm512_setzero_ps());
-        }
-      }
-      continue;
-    }
-    const float block_max = _mm512_reduce_max_ps(vmax);
-    const float m_new = m[i] > block_max ? m[i] : block_max;
-    const float corr = _mm512_cvtss_f32(Exp16(_mm512_set1_ps(m[i] - m_new)));  // m = -inf: 0
-    const __m512 vm = _mm512_set1_ps(m_new);
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t j = 0; j < cols; j += 16) {
-      const __m512 x = _mm512_fmsub_ps(_mm512_loadu_ps(si + j), vscale, vm);
+      const __m512 sv = _mm512_loadu_ps(si + j);
+      if (mx) nan |= _mm512_mask_cmp_ps_mask(lanes, sv, sv, _CMP_UNORD_Q);
+      const __m512 x = _mm512_fmsub_ps(sv, vscale, vm);
       if constexpr (kBf16) {
-        const __m512 e = _mm512_maskz_mov_ps(Lanes(nk - j), ExpNonPositiveForBf16(x));
+        const __m512 e = _mm512_maskz_mov_ps(lanes, ExpNonPositiveForBf16(x));
         sum = _mm512_add_ps(sum, e);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * stride + j), (__m256i)_mm512_cvtneps_pbh(e));
       } else {
-        const __m512 e = _mm512_maskz_mov_ps(Lanes(nk - j), Exp16(x));
+        const __m512 e = _mm512_maskz_mov_ps(lanes, Exp16(x));
         sum = _mm512_add_ps(sum, e);
         _mm512_storeu_ps(si + j, e);
       }
     }
+    if (nan) {
+      zero_row(i);
+      continue;
+    }
+    const float corr = _mm512_cvtss_f32(Exp16(_mm512_set1_ps(m[i] - m_new)));  // m = -inf: 0
     l[i] = l[i] * corr + _mm512_reduce_add_ps(sum);
     m[i] = m_new;
     if (corr != 1.0f) {

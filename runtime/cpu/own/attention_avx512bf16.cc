@@ -21,7 +21,8 @@ inline __m512 Dot(__m512 acc, __m512 a, __m512 b) {
 
 // The same with bf16 pairs: dq / 2 dot-product steps.
 template <int NC>
-void ScoreRowsBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t dq, int64_t stride) {
+void ScoreRowsBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t dq, int64_t stride, float scale,
+                   int64_t valid, float* mx) {
   __m512 acc[kR][NC];
   for (int r = 0; r < kR; ++r)
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
@@ -33,8 +34,7 @@ void ScoreRowsBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t dq, 
       for (int c = 0; c < NC; ++c) acc[r][c] = Dot(acc[r][c], qb, k[c]);
     }
   }
-  for (int r = 0; r < kR; ++r)
-    for (int c = 0; c < NC; ++c) _mm512_storeu_ps(s + r * stride + 16 * c, acc[r][c]);
+  StoreScores(acc, s, stride, scale, valid, mx);
 }
 
 // The same with bf16 pairs of keys.
@@ -60,15 +60,16 @@ void AccumulateRowsBf16(const uint16_t* p, const uint16_t* vt, float* o, int64_t
 }  // namespace
 
 void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows, int64_t cols, int64_t dq,
-                   int64_t stride) {
+                   int64_t stride, float scale, int64_t valid, float* mx) {
   ForEachMicroTile(rows, cols, [&](int64_t i, int64_t j, auto c) {
-    ScoreRowsBf16<decltype(c)::kVectors>(q + i * dq, kt + 2 * j, s + i * stride + j, dq, stride);
+    ScoreRowsBf16<decltype(c)::kVectors>(q + i * dq, kt + 2 * j, s + i * stride + j, dq, stride, scale, valid - j,
+                                         mx + 16 * i);
   });
 }
 
 void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
-                     int64_t dv, float scale, int64_t stride) {
-  SoftmaxRows<true>(s, p, m, l, o, rows, nk, cols, dv, scale, stride);
+                     int64_t dv, float scale, int64_t stride, const float* mx) {
+  SoftmaxRows<true>(s, p, m, l, o, rows, nk, cols, dv, scale, stride, mx);
 }
 
 void StoreScaledBf16(const float* o, float inv, uint16_t* y, int64_t n) {
