@@ -209,6 +209,28 @@ TEST(OwnAttention, LargeScoresStayStable) {
         a);
 }
 
+// Every form of cpu.attention on `ins`: NaN exactly where the reference is (`nans` elements), near
+// it elsewhere.
+void ExpectNanWhereReference(const std::vector<OpInput>& ins, DType t, int64_t nans) {
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp("Attention", ins, Attributes());
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  ForEachSimdLevel([&] {
+    std::vector<Tensor> got = RunOwn("cpu.attention", SpecOf("Attention", ins, Attributes(), *ref, 2), ins);
+    ASSERT_EQ(got.size(), 1u);
+    int64_t seen = 0;
+    for (int64_t i = 0; i < got[0].numel(); ++i) {
+      const float r = (*ref)[0].GetF32(i), g = got[0].GetF32(i);
+      ASSERT_EQ(std::isnan(r), std::isnan(g)) << "element " << i;
+      if (std::isnan(r)) {
+        ++seen;
+      } else {
+        EXPECT_NEAR(g, r, DefaultRtol(t) * 4 + 1e-5) << "element " << i;
+      }
+    }
+    EXPECT_EQ(seen, nans);
+  });
+}
+
 // More keys than a whole row of scores holds (512): the online softmax over key blocks, its
 // running maxima rescaling the accumulator, in fp32 and bf16, with large scores; and a NaN key in
 // the second block makes its head's rows NaN there too.
@@ -225,24 +247,7 @@ TEST(OwnAttention, LongSequencesRunKeyBlocks) {
     const Tensor q = Random(t, {1, 2, 30, 32}, 54), v = Random(t, {1, 2, 700, 32}, 56);
     Tensor k = Random(t, {1, 2, 700, 32}, 55);
     k.SetF32((700 + 600) * 32 + 3, NAN);  // head 1, key 600
-    const std::vector<OpInput> ins = {In("q", q), In("k", k), In("v", v)};
-    absl::StatusOr<std::vector<Tensor>> ref = RunOp("Attention", ins, Attributes());
-    ASSERT_TRUE(ref.ok()) << ref.status();
-    ForEachSimdLevel([&] {
-      std::vector<Tensor> got = RunOwn("cpu.attention", SpecOf("Attention", ins, Attributes(), *ref, 2), ins);
-      ASSERT_EQ(got.size(), 1u);
-      int64_t nans = 0;
-      for (int64_t i = 0; i < got[0].numel(); ++i) {
-        const float r = (*ref)[0].GetF32(i), g = got[0].GetF32(i);
-        ASSERT_EQ(std::isnan(r), std::isnan(g)) << "element " << i;
-        if (std::isnan(r)) {
-          ++nans;
-        } else {
-          EXPECT_NEAR(g, r, DefaultRtol(t) * 4 + 1e-5) << "element " << i;
-        }
-      }
-      EXPECT_EQ(nans, 30 * 32);  // all of head 1
-    });
+    ExpectNanWhereReference({In("q", q), In("k", k), In("v", v)}, t, 30 * 32);  // all of head 1
   }
 }
 
@@ -295,24 +300,8 @@ TEST(OwnAttention, NanScoresGiveNanRows) {
     const Tensor v = Random(t, {1, 2, 90, 64}, 43);
     q.SetF32(3 * 64 + 5, NAN);              // head 0, query 3
     k.SetF32((90 + 7) * 64 + 1, NAN);       // head 1, key 7
-    const std::vector<OpInput> ins = {In("q", q), In("k", k), In("v", v)};
-    absl::StatusOr<std::vector<Tensor>> ref = RunOp("Attention", ins, Attributes());
-    ASSERT_TRUE(ref.ok()) << ref.status();
-    ForEachSimdLevel([&] {
-      std::vector<Tensor> got = RunOwn("cpu.attention", SpecOf("Attention", ins, Attributes(), *ref, 2), ins);
-      ASSERT_EQ(got.size(), 1u);
-      int64_t nans = 0;
-      for (int64_t i = 0; i < got[0].numel(); ++i) {
-        const float r = (*ref)[0].GetF32(i), g = got[0].GetF32(i);
-        ASSERT_EQ(std::isnan(r), std::isnan(g)) << "element " << i;
-        if (std::isnan(r)) {
-          ++nans;
-        } else {
-          EXPECT_NEAR(g, r, DefaultRtol(t) * 4 + 1e-5) << "element " << i;
-        }
-      }
-      EXPECT_EQ(nans, 64 + 20 * 64);  // query 3 of head 0, and all of head 1
-    });
+    // Query 3 of head 0, and all of head 1.
+    ExpectNanWhereReference({In("q", q), In("k", k), In("v", v)}, t, 64 + 20 * 64);
   }
 }
 
