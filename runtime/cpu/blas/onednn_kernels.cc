@@ -328,6 +328,11 @@ bool GeluPass(const GemmParams& p) {
          own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
 }
 
+// The reason's note for a design whose GELU runs as the own pass.
+std::string GeluPassNote(const Design& d) {
+  return d.gelu_pass ? ", f32 result, GELU rounded to bf16 by an own AVX-512 pass" : "";
+}
+
 absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
   try {
     const dt a = ComputeDt(p.dtype);
@@ -602,8 +607,7 @@ CpuEntry GemmLikeEntry(const std::string& id, const std::string& op) {
     if (!d.ok()) return std::nullopt;
     return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " (", DescribeGemm(*p), ")",
                         d->padded_weights ? absl::StrCat(", weight rows padded to ", p->n + kRowPad, " values") : "",
-                        d->gelu_pass ? ", f32 result, GELU rounded to bf16 by an own AVX-512 pass" : "",
-                        ThroughF32Note(p->dtype));
+                        GeluPassNote(*d), ThroughF32Note(p->dtype));
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
@@ -1102,7 +1106,8 @@ CpuEntry OneDnnConvEntry() {
 // M x 768 x 768 shape (ViT-B/16, batch 1 and 8, 2 threads, Zen 5; build/tools/bench/gemm_backends).
 // Only on CPUs with AVX-512 and for storage the matmul runs natively (f32, or bf16 there): the
 // AVX2 entries take patch embeddings below AVX-512.
-std::optional<GemmParams> PatchGemm(const KernelSpec& spec, std::string* why) {
+// `conv` receives the convolution's parameters.
+std::optional<GemmParams> PatchGemm(const KernelSpec& spec, std::string* why, ConvParams* conv) {
   std::optional<ConvParams> p = ParseConv(spec, why);
   if (!p) return std::nullopt;
   if (!p->nhwc || p->group != 1 || p->kh != p->sh || p->kw != p->sw || p->dh != 1 || p->dw != 1 || p->pt != 0 ||
@@ -1119,6 +1124,7 @@ std::optional<GemmParams> PatchGemm(const KernelSpec& spec, std::string* why) {
   g.dtype = p->dtype;
   g.wdtype = p->wdtype;
   g.epi = p->epi;
+  *conv = *p;
   return g;
 }
 
@@ -1198,27 +1204,28 @@ CpuEntry OneDnnPatchEntry() {
                                "weights as [Cout, kh*kw*C]");
   e.accepts = [](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
-    std::optional<GemmParams> g = PatchGemm(spec, &why);
+    ConvParams p;
+    std::optional<GemmParams> g = PatchGemm(spec, &why, &p);
     if (!g) return std::nullopt;
     absl::StatusOr<Design> d = GemmDesign(spec, *g);
     if (!d.ok()) return std::nullopt;
-    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " on patches gathered into rows (",
-                        DescribeConv(*ParseConv(spec, &why)), " as ", DescribeGemm(*g), ")",
-                        d->gelu_pass ? ", f32 result, GELU rounded to bf16 by an own AVX-512 pass" : "");
+    return absl::StrCat("oneDNN matmul ", d->pd.impl_info_str(), " on patches gathered into rows (", DescribeConv(p),
+                        " as ", DescribeGemm(*g), ")", GeluPassNote(*d));
   };
   e.pack = [](const KernelSpec& spec, size_t index) -> absl::StatusOr<Packed> {
     std::string why;
-    std::optional<GemmParams> g = PatchGemm(spec, &why);
+    ConvParams p;
+    std::optional<GemmParams> g = PatchGemm(spec, &why, &p);
     if (!g) return Declined(spec, why);
     ASSIGN_OR_RETURN(Design d, GemmDesign(spec, *g));
     std::vector<uint8_t> permuted;
-    return PackWeights(PatchWeightsSpec(spec, *ParseConv(spec, &why), &permuted), index, d, 1.0f);
+    return PackWeights(PatchWeightsSpec(spec, p, &permuted), index, d, 1.0f);
   };
   e.create = [](const KernelSpec& spec) -> absl::StatusOr<std::unique_ptr<ShapedKernel>> {
     std::string why;
-    std::optional<GemmParams> g = PatchGemm(spec, &why);
+    ConvParams p;
+    std::optional<GemmParams> g = PatchGemm(spec, &why, &p);
     if (!g) return Declined(spec, why);
-    const ConvParams p = *ParseConv(spec, &why);
     SetThreads(spec.threads);
     ASSIGN_OR_RETURN(Design d, GemmDesign(spec, *g));
     // Weights stored plain (not packed) are permuted here; packed ones are already [Cout, K].
