@@ -18,8 +18,18 @@
 // - FusedGemm: Y[..., n] = epilogue(A[..., :] B + bias + Z[..., n]); A's and Z's axis a are Y's
 //   (Z of Y's dims; a broadcast residual stops the walk). B, the bias and fp8 scales are read as
 //   they are.
+// - Attention in gcomp's strided form (qkv_layout, after O3's fold-attention-layout), along its
+//   sequence axis: output row s is query s against every key, so only Q is narrowed; K and V are
+//   read whole.
 // Values with readers of other kinds, and graph outputs, keep every row.
+//
+// Where that Attention reads Q, K and V as column blocks of one FusedGemm output (a packed QKV
+// projection) that nothing else reads, the Q columns are first split into a FusedGemm of their
+// own and K and V into another, so that the walk goes on into the Q projection: a ViT's last
+// layer then projects and attends with the class token's query only (its K and V projections
+// still take every token).
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -113,8 +123,111 @@ std::optional<std::vector<size_t>> RowInputs(const Node& p, int64_t axis, std::s
     }
     return rows;
   }
+  if (p.op == "Attention") {
+    const std::string layout = p.attrs.GetString("qkv_layout", "");
+    if (layout != "BSW" && layout != "SBW") {
+      *why = absl::StrCat(p.Describe(), " is not in the strided form (its Q rows are not rows of Y)");
+      return std::nullopt;
+    }
+    if (axis != (layout == "SBW" ? 0 : 1)) {
+      *why = absl::StrCat(p.Describe(), ": the rows are not along its sequence axis");
+      return std::nullopt;
+    }
+    return std::vector<size_t>{0};  // Q; K and V are read whole
+  }
   *why = absl::StrCat(p.Describe(), " is not row-wise");
   return std::nullopt;
+}
+
+// Columns [c0, c1) of a constant 2-D GEMM operand B ([K, N], or [N, K] with `trans_b`), or of a
+// bias ([N]; a bias of one element is returned as it is).
+Tensor TakeColumns(const Tensor& t, int64_t c0, int64_t c1, bool trans_b) {
+  const size_t es = DTypeSize(t.dtype());
+  if (t.rank() == 1) {
+    if (t.numel() == 1) return t;
+    Tensor out = *Tensor::Zeros(t.dtype(), {c1 - c0});
+    std::memcpy(out.mutable_data(), t.data() + c0 * es, (c1 - c0) * es);
+    return out;
+  }
+  const int64_t r = t.dims()[0], n = t.dims()[1];
+  if (trans_b) {  // rows [c0, c1) of [N, K]
+    Tensor out = *Tensor::Zeros(t.dtype(), {c1 - c0, n});
+    std::memcpy(out.mutable_data(), t.data() + c0 * n * es, (c1 - c0) * n * es);
+    return out;
+  }
+  Tensor out = *Tensor::Zeros(t.dtype(), {r, c1 - c0});
+  for (int64_t i = 0; i < r; ++i) {
+    std::memcpy(out.mutable_data() + i * (c1 - c0) * es, t.data() + (i * n + c0) * es, (c1 - c0) * es);
+  }
+  return out;
+}
+
+// The strided Attention `att` reading Q, K and V as column blocks of one FusedGemm output that
+// only it reads: that projection becomes two, Q's columns and K's and V's (one contiguous block
+// apart from Q's), and `att` reads them at the shifted offsets. Returns the Attention to narrow:
+// the new one, or `att` when the projection is not split (explained at `at`).
+absl::StatusOr<Node*> SplitQueryProjection(Rewriter& rw, const PassContext& ctx, Node* att, const Node& at) {
+  Value* qkv = att->input(0);
+  if (!qkv || att->input(1) != qkv || att->input(2) != qkv || !qkv->producer || qkv->producer->op != "FusedGemm") {
+    return att;  // separate projections: the walk reaches Q's own
+  }
+  Node* p = qkv->producer;
+  auto keep = [&](const std::string& why) -> Node* {
+    ctx.Explain(kRule, at, absl::StrCat("the Q projection '", p->name, "' is not split from K and V: ", why));
+    return att;
+  };
+  if (rw.graph().IsGraphOutput(qkv)) return keep("its output is a graph output");
+  for (const Node* u : qkv->users) {
+    if (u != att) return keep(absl::StrCat("its output is also read by ", u->Describe()));
+  }
+  const Value* b = p->input(1);
+  const Value* bias = p->input(2);
+  if (p->input(3) || p->input(4) || !b || !b->is_constant() || b->constant->rank() != 2 ||
+      (bias && (!bias->is_constant() || bias->constant->rank() != 1))) {
+    return keep("B and the bias are not plain constants, or it adds a residual");
+  }
+  const bool trans_b = p->attrs.GetInt("transB", 0) != 0;
+  const int64_t n = b->constant->dims()[trans_b ? 0 : 1];
+  const int64_t qh = att->attrs.GetInt("q_num_heads", 0), kvh = att->attrs.GetInt("kv_num_heads", 0);
+  const int64_t hs = att->attrs.GetInt("head_size", 0), vhs = att->attrs.GetInt("v_head_size", 0);
+  const int64_t qo = att->attrs.GetInt("q_offset", 0), ko = att->attrs.GetInt("k_offset", 0),
+                vo = att->attrs.GetInt("v_offset", 0);
+  const int64_t q1 = qo + qh * hs, c0 = std::min(ko, vo), c1 = std::max(ko + kvh * hs, vo + kvh * vhs);
+  const bool bias_ok = !bias || bias->constant->numel() == n || bias->constant->numel() == 1;
+  if (c1 - c0 != kvh * (hs + vhs) || (q1 > c0 && qo < c1) || q1 > n || c1 > n || !bias_ok) {
+    return keep("Q's columns are not one block apart from K's and V's");
+  }
+  Graph& g = rw.graph();
+  auto part = [&](const std::string& suffix, int64_t from, int64_t to) -> absl::StatusOr<Value*> {
+    std::vector<Value*> in = {p->input(0)};
+    ASSIGN_OR_RETURN(Value * pb, rw.Constant(absl::StrCat(b->name, "/", suffix),
+                                             TakeColumns(*b->constant, from, to, trans_b)));
+    in.push_back(pb);
+    if (bias) {
+      ASSIGN_OR_RETURN(Value * pc, rw.Constant(absl::StrCat(bias->name, "/", suffix),
+                                               TakeColumns(*bias->constant, from, to, false)));
+      in.push_back(pc);
+    }
+    ASSIGN_OR_RETURN(Node * np, rw.Create("FusedGemm", absl::StrCat(p->name, "/", suffix), in, p->attrs, p->origin));
+    np->decisions = p->decisions;
+    np->decisions.push_back(
+        {"split", absl::StrCat("columns ", from, "..", to - 1, " of ", n),
+         absl::StrCat("'", att->name, "' reads ", suffix == "q" ? "Q" : "K and V",
+                      " here: Q's projection is split from K's and V's so that it can take fewer rows")});
+    np->precision = p->precision;
+    return np->output(0);
+  };
+  ASSIGN_OR_RETURN(Value * q, part("q", qo, q1));
+  ASSIGN_OR_RETURN(Value * kv, part("kv", c0, c1));
+  att->attrs.Set("q_offset", int64_t{0});
+  att->attrs.Set("k_offset", ko - c0);
+  att->attrs.Set("v_offset", vo - c0);
+  std::vector<Value*> inputs = att->inputs;
+  inputs[0] = q;
+  inputs[1] = inputs[2] = kv;
+  ASSIGN_OR_RETURN(Node * split, rw.RecreateWithInputs(att, inputs));
+  RETURN_IF_ERROR(g.EraseNode(p));
+  return split;
 }
 
 // Narrows the producer of `y`, read only by Gathers along one axis, to the rows they take.
@@ -122,7 +235,9 @@ std::optional<std::vector<size_t>> RowInputs(const Node& p, int64_t axis, std::s
 absl::StatusOr<bool> Narrow(Rewriter& rw, const PassContext& ctx, Value* y, const Node& at) {
   Graph& g = rw.graph();
   Node* p = y->producer;
-  if (!p || (p->op != "LayerNorm" && p->op != "FusedGemm")) return false;  // not a candidate: no explanation
+  if (!p || (p->op != "LayerNorm" && p->op != "FusedGemm" && p->op != "Attention")) {
+    return false;  // not a candidate: no explanation
+  }
   if (g.IsGraphOutput(y)) {
     ctx.Explain(kRule, at, absl::StrCat("'", y->name, "' is a graph output"));
     return false;
@@ -156,6 +271,11 @@ absl::StatusOr<bool> Narrow(Rewriter& rw, const PassContext& ctx, Value* y, cons
     ctx.Explain(kRule, at, absl::StrCat("'", y->name, "' keeps its rows: ", why));
     return false;
   }
+  if (p->op == "Attention") {
+    ASSIGN_OR_RETURN(p, SplitQueryProjection(rw, ctx, p, at));
+    y = p->output(0);  // the readers moved to the new node's output
+  }
+  const bool attention = p->op == "Attention";
   const std::vector<int64_t> keep(wanted.begin(), wanted.end());
   const std::string kept = absl::StrCat("rows ", absl::StrJoin(keep, ","), " of ", rows, " along axis ", *axis);
   ASSIGN_OR_RETURN(Value * keep_idx, rw.Constant(absl::StrCat(p->name, "/rows"),
@@ -183,9 +303,11 @@ absl::StatusOr<bool> Narrow(Rewriter& rw, const PassContext& ctx, Value* y, cons
   }
   const std::vector<Node*> readers = y->users;
   ASSIGN_OR_RETURN(Node * narrowed, rw.RecreateWithInputs(p, inputs));
-  narrowed->decisions.push_back({"rows", kept,
-                                 absl::StrCat("its readers take only these rows (", readers.size(), " Gather",
-                                              readers.size() > 1 ? "s" : "", "): the other rows are not computed")});
+  narrowed->decisions.push_back(
+      {"rows", kept,
+       absl::StrCat("its readers take only these rows (", readers.size(), " Gather", readers.size() > 1 ? "s" : "",
+                    "): the other rows are not computed",
+                    attention ? " (only these queries; K and V keep every row)" : "")});
   // Each reader now takes its rows by their positions among the kept ones.
   Value* out = narrowed->output(0);
   for (Node* u : readers) {

@@ -45,6 +45,7 @@ const std::vector<Entry> kO3 = {
     {"lower-conv", "1x1 conv -> GEMM; k x k -> implicit GEMM where the target has one, else im2col + GEMM"},
     {"lower-attention", "Attention -> the target's fused kernel, else batched GEMMs + softmax"},
     {"fold-attention-layout", "the Slices/Reshapes/Transposes that cut heads out of QKV rows become strides"},
+    {"narrow-rows", "again on the strided attentions: a ViT's last layer attends with the class token's query only, its Q projection split from K and V"},
     {"dce", "what the lowerings left unused"},
 };
 

@@ -2,7 +2,7 @@
 import math
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from pass_case import case, const, model, rng, weights
 
@@ -405,7 +405,12 @@ def _():
     # An opset-23 Attention on Q, K, V sliced out of one [batch, S, 3E] projection, Y a graph output
     # with no view after it: the Slices go, Q/K/V are read from the projection's rows and Y is
     # written as it is.
-    w = rng("fold_attention_layout_op23_packed_qkv").standard_normal((E, 3 * E)).astype(np.float32) / math.sqrt(E)
+    return op23_packed_qkv("fold_attention_layout_op23_packed_qkv")
+
+
+def op23_packed_qkv(name):
+    """An opset-23 Attention on Q, K, V sliced out of one [batch, S, 3E] MatMul projection."""
+    w = rng(name).standard_normal((E, 3 * E)).astype(np.float32) / math.sqrt(E)
     nodes = [helper.make_node("MatMul", ["x", "w_qkv"], ["qkv"], name="qkv")]
     for part in "qkv":
         nodes.append(helper.make_node("Slice", ["qkv", f"{part}_start", f"{part}_end", "axis"], [part],
@@ -472,6 +477,53 @@ def _():
 def _():
     # must not fire: a mean over the tokens also reads the last LayerNorm, so every row is needed.
     return narrow_rows_block("narrow_rows_other_reader", [0], extra_reader=True)
+
+
+def class_token_head(m, extra_output=None):
+    """Appends a ViT block's tail to attention model `m` (output y [batch, S, E]): out-projection
+    with bias and the residual x, then the class token (Gather of token 0 along axis 1) as the
+    only output; `extra_output` names a value of `m` that becomes a second graph output."""
+    g = m.graph
+    g.node.extend([helper.make_node("MatMul", ["y", "w_o"], ["o0"], name="out_proj"),
+                   helper.make_node("Add", ["o0", "b_o"], ["o1"], name="out_proj_bias"),
+                   helper.make_node("Add", ["o1", "x"], ["res"], name="residual"),
+                   helper.make_node("Gather", ["res", "token"], ["t"], name="class_token", axis=1)])
+    g.initializer.extend([weights("w_o", [E, E], seed=30), weights("b_o", [E], seed=31, scale=0.1),
+                          i64("token", 0)])
+    del g.output[:]
+    g.output.append(helper.make_tensor_value_info("t", TensorProto.FLOAT, ["batch", E]))
+    if extra_output:
+        g.output.append(helper.make_tensor_value_info(extra_output, TensorProto.FLOAT, None))
+    return m
+
+
+NARROW_ATTENTION = "fuse-attention,fuse-gemm,narrow-rows,fold-attention-layout,narrow-rows,dce"
+
+
+@case("narrow_rows_attention_packed_qkv", NARROW_ATTENTION,
+      {"Attention": 1, "FusedGemm": 3, "Gather": 2, "Slice": 0})
+def _():
+    # torchvision's packed QKV, only the class token read: the out-projection takes token 0, the
+    # strided attention its query only, and the packed projection splits into Q's columns (on
+    # token 0) and K's and V's (every token). Gathers: token 0 of x, read by the Q projection and
+    # as the out-projection's residual, and the reader's position 0 of the kept row.
+    return class_token_head(mha_folded("narrow_rows_attention_packed_qkv"))
+
+
+@case("narrow_rows_attention_separate_projections", NARROW_ATTENTION,
+      {"Attention": 1, "FusedGemm": 4, "Gather": 2})
+def _():
+    # HuggingFace's separate projections: the Q projection alone takes token 0 (its input x
+    # gathered once with the residual's rows), K's and V's every token.
+    return class_token_head(hf_attention("scores"))
+
+
+@case("narrow_rows_attention_projection_also_read", NARROW_ATTENTION,
+      {"Attention": 1, "FusedGemm": 2, "Gather": 3}, opset=23)
+def _():
+    # The packed projection is also a graph output: it keeps every column and row (no split), the
+    # attention still computes token 0's query only, gathered from the projection's rows.
+    return class_token_head(op23_packed_qkv("narrow_rows_attention_projection_also_read"), extra_output="qkv")
 
 
 @case("narrow_rows_per_row_scale", "fuse-layernorm,narrow-rows,dce", {"LayerNorm": 1, "Gather": 1})
