@@ -390,6 +390,10 @@ class AttentionKernel : public ShapedKernel {
     }
   }
 
+  // The bf16 forms' softmax works in base 2 (2^x is cheaper than e^x): their scores are scaled by
+  // scale * log2(e).
+  float Base2Scale() const { return static_cast<float>(a_.scale * 1.44269504088896340736); }
+
   // Whether the score tiles keep the rows' running maxima (Tiles::mx) for the softmax step.
   bool TileMaxima() const { return form_ == Form::kAvx512 || form_ == Form::kAvx512Bf16; }
 
@@ -403,7 +407,7 @@ class AttentionKernel : public ShapedKernel {
         break;
       case Form::kAvx512Bf16:
         avx512::ScoreTileBf16(t.q16.data(), t.kt16.data() + blk * dq_ * kKeyBlock, s, rows, cols, dq_, stride,
-                              a_.scale, nk, t.mx.data());
+                              Base2Scale(), nk, t.mx.data());
         break;
       case Form::kAvx512:
         avx512::ScoreTileF32(t.q.data(), t.kt.data() + blk * a_.head * kKeyBlock, s, rows, cols, a_.head, stride,
@@ -421,7 +425,7 @@ class AttentionKernel : public ShapedKernel {
       case Form::kAmxBf16:
       case Form::kAvx512Bf16:
         avx512::SoftmaxStepBf16(t.s.data(), t.p16.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv_,
-                                a_.scale, stride, TileMaxima() ? t.mx.data() : nullptr);
+                                Base2Scale(), stride, TileMaxima() ? t.mx.data() : nullptr);
         break;
       case Form::kAvx512:
         avx512::SoftmaxStep(t.s.data(), t.m.data(), t.l.data(), t.o.data(), rows, nk, cols, dv_, 1.0f, stride,

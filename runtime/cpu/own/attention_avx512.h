@@ -40,7 +40,8 @@ void ScoreTileBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t rows
 void SoftmaxStep(float* s, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols, int64_t dv,
                  float scale, int64_t stride, const float* mx);
 // The same with p rounded to bf16 into `p` (rows `stride` apart), computed to bf16 accuracy
-// (attention_avx512bf16.cc: AVX512-BF16 CPUs only).
+// in base 2: p = 2^(x - m'), the caller's scale (and ScoreTileBf16's) times log2(e), so that m
+// is in those units too (attention_avx512bf16.cc: AVX512-BF16 CPUs only).
 void SoftmaxStepBf16(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
                      int64_t dv, float scale, int64_t stride, const float* mx);
 // Interleaves rows a and b (n bf16 each; b null: zeros) into out[2n]: out[2i] = a[i],

@@ -74,19 +74,17 @@ inline __m512 Exp16(__m512 x) {
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~neg_inf), _mm512_scalef_ps(p, n));
 }
 
-// exp(x) for x <= 0 (softmax arguments: scores minus their running max) to bf16 accuracy: the
-// same range reduction, a degree-4 polynomial (relative error < 5e-6, far below bf16's 2^-9),
-// 2^n by scalef; x below -87 gives exp(-87).
-inline __m512 ExpNonPositiveForBf16(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147180559945f), x);
-  __m512 p = _mm512_set1_ps(4.1944388e-2f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6686983e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999145e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.9999744e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+// 2^x for x <= 0 to bf16 accuracy (the bf16 softmax's probabilities, in base 2): x = n + f with
+// n = round(x), 2^f by a degree-3 polynomial on [-1/2, 1/2] (relative error < 7.5e-5, far below
+// bf16's 2^-9), 2^n by scalef; x below -126 gives 2^-126, a NaN stays NaN.
+inline __m512 Exp2NonPositiveForBf16(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-126.0f), x);  // max returns its second operand for a NaN
+  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(x, n);
+  __m512 p = _mm512_set1_ps(5.517132207751274e-2f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4261054396629333e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.932609677314758e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.999281167984009e-1f));
   return _mm512_scalef_ps(p, n);
 }
 
@@ -94,7 +92,9 @@ inline __m512 ExpNonPositiveForBf16(__m512 x) {
 // scores, or (kBf16) rounded to bf16 into p. With `mx` (the scores already scaled, and each row's
 // 16 running maxima from StoreScores) one pass over the scores, else a first pass finds the row's
 // maximum. A row holding a NaN score gets m = l = NaN (its output becomes NaN, as the
-// reference's) and zero probabilities.
+// reference's) and zero probabilities. kBf16 works in base 2: the caller's scale includes log2(e)
+// (scores, m and the correction are log2(e) times the natural ones; p and l are the same), and a
+// NaN score shows as a NaN sum (2^x keeps NaNs), with no compare per vector.
 template <bool kBf16>
 void SoftmaxRows(float* s, uint16_t* p, float* m, float* l, float* o, int64_t rows, int64_t nk, int64_t cols,
                  int64_t dv, float scale, int64_t stride, const float* mx) {
@@ -137,27 +137,42 @@ void SoftmaxRows(float* s, uint16_t* p, float* m, float* l, float* o, int64_t ro
     const __m512 vm = _mm512_set1_ps(m_new);
     __m512 sum = _mm512_setzero_ps();
     __mmask16 nan = 0;
-    for (int64_t j = 0; j < cols; j += 16) {
-      const __mmask16 lanes = Lanes(nk - j);
-      const __m512 sv = _mm512_loadu_ps(si + j);
-      if (mx) nan |= _mm512_mask_cmp_ps_mask(lanes, sv, sv, _CMP_UNORD_Q);
-      const __m512 x = _mm512_fmsub_ps(sv, vscale, vm);
-      if constexpr (kBf16) {
-        const __m512 e = _mm512_maskz_mov_ps(lanes, ExpNonPositiveForBf16(x));
+    float corr;
+    if constexpr (kBf16) {
+      uint16_t* pi = p + i * stride;
+      auto store = [&](int64_t j, __m512 e) {
         sum = _mm512_add_ps(sum, e);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + i * stride + j), (__m256i)_mm512_cvtneps_pbh(e));
-      } else {
-        const __m512 e = _mm512_maskz_mov_ps(lanes, Exp16(x));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(pi + j), (__m256i)_mm512_cvtneps_pbh(e));
+      };
+      int64_t j = 0;
+      for (; j + 16 <= nk; j += 16) store(j, Exp2NonPositiveForBf16(_mm512_fmsub_ps(_mm512_loadu_ps(si + j), vscale, vm)));
+      for (; j < cols; j += 16) {  // the last keys and the padding (0)
+        const __m512 x = _mm512_fmsub_ps(_mm512_loadu_ps(si + j), vscale, vm);
+        store(j, _mm512_maskz_mov_ps(Lanes(nk - j), Exp2NonPositiveForBf16(x)));
+      }
+      const float total = _mm512_reduce_add_ps(sum);
+      if (total != total) {
+        zero_row(i);
+        continue;
+      }
+      corr = __builtin_exp2f(m[i] - m_new);  // m = -inf: 0
+      l[i] = l[i] * corr + total;
+    } else {
+      for (int64_t j = 0; j < cols; j += 16) {
+        const __mmask16 lanes = Lanes(nk - j);
+        const __m512 sv = _mm512_loadu_ps(si + j);
+        if (mx) nan |= _mm512_mask_cmp_ps_mask(lanes, sv, sv, _CMP_UNORD_Q);
+        const __m512 e = _mm512_maskz_mov_ps(lanes, Exp16(_mm512_fmsub_ps(sv, vscale, vm)));
         sum = _mm512_add_ps(sum, e);
         _mm512_storeu_ps(si + j, e);
       }
+      if (nan) {
+        zero_row(i);
+        continue;
+      }
+      corr = _mm512_cvtss_f32(Exp16(_mm512_set1_ps(m[i] - m_new)));  // m = -inf: 0
+      l[i] = l[i] * corr + _mm512_reduce_add_ps(sum);
     }
-    if (nan) {
-      zero_row(i);
-      continue;
-    }
-    const float corr = _mm512_cvtss_f32(Exp16(_mm512_set1_ps(m[i] - m_new)));  // m = -inf: 0
-    l[i] = l[i] * corr + _mm512_reduce_add_ps(sum);
     m[i] = m_new;
     if (corr != 1.0f) {
       const __m512 vc = _mm512_set1_ps(corr);
