@@ -15,6 +15,7 @@
 #include <random>
 
 #include "runtime/cpu/own/entries.h"
+#include "runtime/cpu/own/gelu_avx512.h"
 #include "runtime/cpu/own/simd.h"
 #include "tests/graph/op_test_util.h"
 
@@ -416,6 +417,39 @@ TEST(OwnAttention, TimingVitB16) {
                     {197, 8, 768});
     }
   });
+}
+
+// ---- the bf16 GELU pass ----------------------------------------------------------------------
+
+// GeluF32ToBf16 against GELU in double rounded to bf16, over [-8, 8] densely and special values:
+// within 4.5e-3 of max(|GELU|, 1e-3) (bf16's own rounding is 3.9e-3), NaN stays NaN, +-0 and
+// +inf map to themselves, a tail of every length handled.
+TEST(OwnGelu, Bf16PassAgainstDouble) {
+  if (cpu::own::CpuSimdLevel() < cpu::own::SimdLevel::kAvx512Bf16) GTEST_SKIP() << "no AVX512-BF16";
+  std::vector<float> x;
+  for (int i = -80000; i <= 80000; ++i) x.push_back(static_cast<float>(i) * 1e-4f);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 5.65f, -5.65f, 5.66f, -5.66f, 6.0f, -6.0f, 40.0f, -40.0f, 1e30f})
+    x.push_back(v);
+  for (int tail = 0; tail < 33; ++tail) {
+    const int64_t n = static_cast<int64_t>(x.size()) - tail;
+    std::vector<uint16_t> y(x.size(), 0xffff);
+    cpu::own::avx512::GeluF32ToBf16(x.data(), y.data(), n);
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x[i], ref = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+      const double got = BFloat16ToFloat(y[i]);
+      worst = std::max(worst, std::abs(got - ref) / std::max(std::abs(ref), 1e-3));
+    }
+    EXPECT_LE(worst, 5e-3) << "n = " << n;
+    for (int64_t i = n; i < static_cast<int64_t>(y.size()); ++i) ASSERT_EQ(y[i], 0xffff) << "wrote past n at " << i;
+  }
+  const std::vector<float> special = {NAN, INFINITY, 0.0f, -0.0f};
+  std::vector<uint16_t> y(special.size());
+  cpu::own::avx512::GeluF32ToBf16(special.data(), y.data(), static_cast<int64_t>(special.size()));
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(y[0])));
+  EXPECT_EQ(BFloat16ToFloat(y[1]), INFINITY);
+  EXPECT_EQ(BFloat16ToFloat(y[2]), 0.0f);
+  EXPECT_EQ(BFloat16ToFloat(y[3]), 0.0f);
 }
 
 // ---- LayerNorm, Softmax -------------------------------------------------------------------

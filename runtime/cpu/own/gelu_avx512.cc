@@ -3,17 +3,30 @@
 
 #include <immintrin.h>
 
-#include "runtime/cpu/erf_rational.h"
 #include "runtime/cpu/own/avx512_lanes.h"
 
 namespace gcomp::cpu::own::avx512 {
 namespace {
 
+// GELU(v) = v/2 * (1 + erf(v / sqrt 2)) for a bf16 result, 13 vector operations: erf(v / sqrt 2) =
+// v P(v^2) / Q(v^2) on |v| <= 4 sqrt 2 (v clamped by one vrangeps; erf is +-1 within 2e-8 beyond),
+// fitted for GELU's relative error where |GELU| >= 1e-3 (the negative tail, where 1 + erf is
+// small): before rounding at most 1.3e-3 of max(|GELU|, 1e-3) (erf_rational.h's: 1.1e-3), |erf
+// error| < 4e-5; after rounding to bf16 at most 4.4e-3 relative (erf_rational.h's: 3.9e-3, bf16's
+// own rounding). erf_rational.h's form took 21 operations: 0.50 -> 0.36 ms per 1.5 M elements.
 inline __m512 Gelu(__m512 v) {
-  __m512 x = _mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f));
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-4.0f)), _mm512_set1_ps(4.0f));
-  const __m512 erf = ErfRational(x);
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), erf));
+  const __m512 c = _mm512_range_ps(v, _mm512_set1_ps(5.65685424949238f), 0x02);  // min |.|, v's sign
+  const __m512 t = _mm512_mul_ps(c, c);
+  __m512 p = _mm512_fmadd_ps(t, _mm512_set1_ps(-2.852173679457337e-07f), _mm512_set1_ps(1.1324061779305339e-04f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(8.8051687926054e-03f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(5.515342950820923e-02f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(7.978724837303162e-01f));
+  p = _mm512_mul_ps(p, c);
+  __m512 q = _mm512_fmadd_ps(t, _mm512_set1_ps(1.5426817117258906e-03f), _mm512_set1_ps(2.5096261873841286e-02f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(2.360009253025055e-01f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.0f));
+  const __m512 hv = _mm512_mul_ps(_mm512_set1_ps(0.5f), v);
+  return _mm512_fmadd_ps(hv, _mm512_div_ps(p, q), hv);
 }
 
 }  // namespace
