@@ -48,12 +48,12 @@ class LayerNormKernel : public ShapedKernel {
     const float* bias = bias_.data();
 #pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
     for (int64_t r = 0; r < s_.rows; ++r) {
-      float* row = rows_[omp_get_thread_num()].data();
       if (avx512_) {
         avx512::LayerNormRow(x + r * len * xs, s_.x_type == DType::kBF16, y + r * len * ys,
-                             s_.y_type == DType::kBF16, scale, bias, len, s_.epsilon, row);
+                             s_.y_type == DType::kBF16, scale, bias, len, s_.epsilon);
         continue;
       }
+      float* row = rows_[omp_get_thread_num()].data();
       ToF32(s_.x_type, x + r * len * xs, row, len);
       float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
