@@ -133,6 +133,10 @@ std::optional<std::vector<size_t>> RowInputs(const Node& p, int64_t axis, std::s
       *why = absl::StrCat(p.Describe(), ": the rows are not along its sequence axis");
       return std::nullopt;
     }
+    if (p.attrs.GetInt("is_causal", 0) != 0) {
+      *why = absl::StrCat(p.Describe(), " is causal: which keys a query sees depends on its position");
+      return std::nullopt;
+    }
     return std::vector<size_t>{0};  // Q; K and V are read whole
   }
   *why = absl::StrCat(p.Describe(), " is not row-wise");
@@ -226,6 +230,10 @@ absl::StatusOr<Node*> SplitQueryProjection(Rewriter& rw, const PassContext& ctx,
   inputs[0] = q;
   inputs[1] = inputs[2] = kv;
   ASSIGN_OR_RETURN(Node * split, rw.RecreateWithInputs(att, inputs));
+  split->decisions.push_back(
+      {"split", absl::StrCat("Q from '", p->name, "/q', K and V from '", p->name, "/kv'"),
+       absl::StrCat("the packed projection's Q columns ", qo, "..", q1 - 1, " and K/V columns ", c0, "..", c1 - 1,
+                    " became two FusedGemms: Q read at column 0, K at ", ko - c0, ", V at ", vo - c0)});
   RETURN_IF_ERROR(g.EraseNode(p));
   return split;
 }
@@ -235,8 +243,8 @@ absl::StatusOr<Node*> SplitQueryProjection(Rewriter& rw, const PassContext& ctx,
 absl::StatusOr<bool> Narrow(Rewriter& rw, const PassContext& ctx, Value* y, const Node& at) {
   Graph& g = rw.graph();
   Node* p = y->producer;
-  if (!p || (p->op != "LayerNorm" && p->op != "FusedGemm" && p->op != "Attention")) {
-    return false;  // not a candidate: no explanation
+  if (!p || (p->op != "LayerNorm" && p->op != "FusedGemm" && (p->op != "Attention" || !p->attrs.Has("qkv_layout")))) {
+    return false;  // not a candidate (an Attention before O3's strided form included): no explanation
   }
   if (g.IsGraphOutput(y)) {
     ctx.Explain(kRule, at, absl::StrCat("'", y->name, "' is a graph output"));
