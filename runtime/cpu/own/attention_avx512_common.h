@@ -136,7 +136,6 @@ void SoftmaxRows(float* s, uint16_t* p, float* m, float* l, float* o, int64_t ro
     const float m_new = m[i] > block_max ? m[i] : block_max;
     const __m512 vm = _mm512_set1_ps(m_new);
     __m512 sum = _mm512_setzero_ps();
-    __mmask16 nan = 0;
     float corr;
     if constexpr (kBf16) {
       uint16_t* pi = p + i * stride;
@@ -158,6 +157,7 @@ void SoftmaxRows(float* s, uint16_t* p, float* m, float* l, float* o, int64_t ro
       corr = __builtin_exp2f(m[i] - m_new);  // m = -inf: 0
       l[i] = l[i] * corr + total;
     } else {
+      __mmask16 nan = 0;
       for (int64_t j = 0; j < cols; j += 16) {
         const __mmask16 lanes = Lanes(nk - j);
         const __m512 sv = _mm512_loadu_ps(si + j);

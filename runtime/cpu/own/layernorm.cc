@@ -25,7 +25,7 @@ class LayerNormKernel : public ShapedKernel {
  public:
   LayerNormKernel(const LayerNormShape& s, int threads)
       : s_(s), threads_(std::max(1, threads)), avx512_(UsesAvx512Row(s)) {
-    rows_.assign(threads_, std::vector<float>(s_.len));
+    if (!avx512_) rows_.assign(threads_, std::vector<float>(s_.len));  // the AVX-512 row needs no copy
   }
 
   static bool UsesAvx512Row(const LayerNormShape& s) {
