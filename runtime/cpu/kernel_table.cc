@@ -56,7 +56,7 @@ const std::vector<CpuEntry>& CpuEntries() {
     std::vector<CpuEntry> t = own::GemmEntries();
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     for (CpuEntry& e : own::Avx2WinogradEntries()) t.push_back(std::move(e));
-    t.push_back(own::Avx512WinogradEntry());  // before oneDNN's Winograd
+    for (CpuEntry& e : own::Avx512WinogradEntries()) t.push_back(std::move(e));  // before oneDNN's Winograd
     for (CpuEntry& e : BlasKernelEntries()) {
       if (e.id == "cpu.onednn.conv") t.push_back(own::Avx2ConvEntry());  // after the Winograd entries
       t.push_back(std::move(e));

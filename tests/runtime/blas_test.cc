@@ -102,7 +102,7 @@ const CpuEntry& Entry(const std::string& id) {
     for (CpuEntry& e : own::Avx2GemmEntries()) t.push_back(std::move(e));
     t.push_back(own::Avx2ConvEntry());
     for (CpuEntry& e : own::Avx2WinogradEntries()) t.push_back(std::move(e));
-    t.push_back(own::Avx512WinogradEntry());
+    for (CpuEntry& e : own::Avx512WinogradEntries()) t.push_back(std::move(e));
     return t;
   }();
   for (const CpuEntry& e : entries) {
@@ -442,11 +442,6 @@ TEST(BlasConv, WinogradMatchesReferenceAndDeclines) {
   EXPECT_FALSE(Check("cpu.onednn.winograd", "FusedConv", ins, attrs, bf16, "bf16")) << "bf16";
 }
 
-// The bf16 Winograd F(2x2, 3x3): bf16 3x3 stride-1 layers of >= 64 channels and >= 40 output
-// tiles per image, transformed at every batch (in one block or several of up to 400 tiles; the case
-// that the f32 entry leaves to its direct convolution included): odd sizes (partial tiles),
-// channel tails, padding 0 and 1, bias or not, ReLU or none, packed at another batch, 1 and 2
-// threads, against the reference within the bf16 tolerance; and what it declines.
 // The F(2x2, 3x3) entries' cases (cpu.onednn.winograd_bf16 and cpu.onednn.winograd_2x2).
 struct WinogradCase {
   ConvCase conv;
@@ -473,7 +468,7 @@ const std::vector<WinogradCase>& WinogradF2Cases() {
   return cases;
 }
 
-// Layers neither F(2x2, 3x3) entry takes.
+// Layers neither F(2x2, 3x3) entry takes (but the own bf16 one takes the 7x7 outputs).
 const std::vector<ConvCase>& WinogradF2Declined() {
   static const std::vector<ConvCase> declined = {
       {"3x3 s2", true, 256, 256, 14, 14, 3, 2, 1, 1, 1, true, false, "relu"},
@@ -489,37 +484,69 @@ const std::vector<ConvCase>& WinogradF2Declined() {
   return declined;
 }
 
+// The bf16 Winograd F(2x2, 3x3) entries (cpu.avx512.winograd_bf16, the own one the table tries
+// first, and cpu.onednn.winograd_bf16): bf16 3x3 stride-1 layers of >= 64 channels and >= 40
+// output tiles per image (the own entry: 16, 7x7 outputs), transformed at every batch (in one block or several; the case that the
+// f32 entry leaves to its direct convolution included): odd sizes (partial tiles), channel tails,
+// padding 0 and 1, bias or not, ReLU or none, packed at another batch (the own entry also from the
+// plain weights), 1 to 3 threads, against the reference within the bf16 tolerance; and what they
+// decline: f32, a CPU without AVX512-BF16 (the own entry checked on one capped at AVX-512), and
+// odd input channels (the own entry: vdpbf16ps multiplies pairs of them).
 TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
   const std::vector<WinogradCase>& cases = WinogradF2Cases();
   const bool bf16_dots = own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;
   Options bf16;
   bf16.dtype = DType::kBF16;
-  for (const WinogradCase& c : cases) {
-    Attributes attrs;
-    std::vector<In> ins = ConvInputs(c.conv, c.batch, DType::kBF16, &attrs);
-    if (!bf16_dots) {
-      EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, bf16, c.conv.what)) << c.conv.what;
-      continue;
-    }
-    for (int threads : {1, 2}) {
-      for (int64_t pack_batch : {int64_t{0}, int64_t{8}}) {
+  for (const char* id : {"cpu.avx512.winograd_bf16", "cpu.onednn.winograd_bf16"}) {
+    const bool own_entry = std::string(id) == "cpu.avx512.winograd_bf16";
+    for (const WinogradCase& c : cases) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c.conv, c.batch, DType::kBF16, &attrs);
+      if (!bf16_dots) {
+        EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, bf16, c.conv.what)) << id << ": " << c.conv.what;
+        continue;
+      }
+      // (threads, pack batch (-1: plain weights, 0: the run's))
+      std::vector<std::pair<int, int64_t>> runs = {{1, 0}, {1, 8}, {2, 0}, {2, 8}};
+      if (own_entry) runs.insert(runs.end(), {{2, -1}, {3, c.batch + 3}});
+      for (const auto& [threads, pack_batch] : runs) {
         Options o = bf16;
         o.threads = threads;
-        o.pack = true;
-        o.pack_batch = pack_batch;
+        o.pack = pack_batch >= 0;
+        o.pack_batch = std::max<int64_t>(pack_batch, 0);
         o.workspace = true;  // V and M: every case transforms
-        EXPECT_TRUE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, o, c.conv.what)) << c.conv.what;
+        if (own_entry) o.reason_has = "own AVX512-BF16 Winograd F(2x2, 3x3)";
+        EXPECT_TRUE(Check(id, "FusedConv", ins, attrs, o, c.conv.what)) << id << ": " << c.conv.what;
+      }
+      if (own_entry) {
+        Options capped = bf16;
+        capped.pack = true;
+        capped.pack_cap = capped.run_cap = own::SimdLevel::kAvx512;
+        EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, capped, c.conv.what)) << id << ": " << c.conv.what;
       }
     }
-  }
-  for (const ConvCase& c : WinogradF2Declined()) {
+    for (const ConvCase& c : WinogradF2Declined()) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 2, DType::kBF16, &attrs);
+      if (own_entry && c.what == "7x7 output: 16 tiles per image") {  // the own entry takes them
+        Options o = bf16;
+        o.pack = true;
+        o.workspace = true;
+        EXPECT_EQ(Check(id, "FusedConv", ins, attrs, o, c.what), bf16_dots) << id << ": " << c.what;
+        continue;
+      }
+      EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, bf16, c.what)) << id << ": " << c.what;
+    }
+    const ConvCase odd{"65->64 14x14", true, 65, 64, 14, 14, 3, 1, 1, 1, 1, true, false, "relu"};
+    Attributes odd_attrs;
+    std::vector<In> odd_ins = ConvInputs(odd, 2, DType::kBF16, &odd_attrs);
+    Options odd_options = bf16;
+    odd_options.pack = true;
+    EXPECT_EQ(Check(id, "FusedConv", odd_ins, odd_attrs, odd_options, odd.what), bf16_dots && !own_entry) << id;
     Attributes attrs;
-    std::vector<In> ins = ConvInputs(c, 4, DType::kBF16, &attrs);
-    EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, bf16, c.what)) << c.what;
+    std::vector<In> ins = ConvInputs(cases[0].conv, 4, DType::kF32, &attrs);
+    EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, Options(), "f32")) << id << ": f32";
   }
-  Attributes attrs;
-  std::vector<In> ins = ConvInputs(cases[0].conv, 4, DType::kF32, &attrs);
-  EXPECT_FALSE(Check("cpu.onednn.winograd_bf16", "FusedConv", ins, attrs, Options(), "f32")) << "f32";
 }
 
 // cpu.onednn.winograd_2x2 on a CPU without AVX-512 (capped to AVX2 here): f32, and bf16 widened to

@@ -277,7 +277,7 @@ int Main(int argc, char** argv) {
   for (CpuEntry& e : own::Avx2GemmEntries()) entries.push_back(std::move(e));
   entries.push_back(own::Avx2ConvEntry());
   for (CpuEntry& e : own::Avx2WinogradEntries()) entries.push_back(std::move(e));
-  entries.push_back(own::Avx512WinogradEntry());
+  for (CpuEntry& e : own::Avx512WinogradEntries()) entries.push_back(std::move(e));
   // The columns' entries (bf16: the second on GEMM layers only).
   const bool convs_only = !conv_pair.empty(), gemms_only = !gemm_pair.empty();
   const std::string first_conv = convs_only ? conv_pair[0] : "cpu.onednn.conv";

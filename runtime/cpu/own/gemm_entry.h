@@ -44,12 +44,12 @@ absl::StatusOr<std::unique_ptr<ShapedKernel>> MakeGemmKernel(const KernelSpec& s
   return std::unique_ptr<ShapedKernel>(std::move(k));
 }
 
-// The AVX2 kernels' f32 weight panels (`bytes` long in format `format`): the plan's as they are
-// where packed and 32-byte aligned, else a copy of them, or `pack_panels(float* dst)` of plain
-// weights, held in `owned`. `id` names the entry in errors.
-template <typename PackPanels>
-absl::StatusOr<const float*> F32Panels(const KernelSpec& spec, const char* id, const char* format, size_t bytes,
-                                       AlignedArray<float>& owned, PackPanels pack_panels) {
+// The own kernels' weight panels of T (f32, or bf16 as uint16_t; `bytes` long in format `format`):
+// the plan's as they are where packed and 32-byte aligned, else a copy of them, or
+// `pack_panels(T* dst)` of plain weights, held in `owned`. `id` names the entry in errors.
+template <typename T, typename PackPanels>
+absl::StatusOr<const T*> PackedPanels(const KernelSpec& spec, const char* id, const char* format, size_t bytes,
+                                      AlignedArray<T>& owned, PackPanels pack_panels) {
   const Operand& w = spec.inputs[1];
   if (!w.format.empty() && (w.format != format || w.constant_bytes != bytes)) {
     return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): ", id, ": weights format '",
@@ -57,9 +57,9 @@ absl::StatusOr<const float*> F32Panels(const KernelSpec& spec, const char* id, c
                                                    format, " (", bytes, " bytes)"));
   }
   if (!w.format.empty() && reinterpret_cast<uintptr_t>(w.constant) % 32 == 0) {
-    return reinterpret_cast<const float*>(w.constant);
+    return reinterpret_cast<const T*>(w.constant);
   }
-  owned = AlignedArray<float>(bytes / sizeof(float));
+  owned = AlignedArray<T>(bytes / sizeof(T));
   if (!owned) return absl::ResourceExhaustedError(absl::StrCat("node '", spec.name, "': ", id, " weights"));
   if (w.format.empty()) {
     RETURN_IF_ERROR(pack_panels(owned.data()));
@@ -67,6 +67,13 @@ absl::StatusOr<const float*> F32Panels(const KernelSpec& spec, const char* id, c
     std::memcpy(owned.data(), w.constant, bytes);
   }
   return owned.data();
+}
+
+// The AVX2 kernels' f32 panels.
+template <typename PackPanels>
+absl::StatusOr<const float*> F32Panels(const KernelSpec& spec, const char* id, const char* format, size_t bytes,
+                                       AlignedArray<float>& owned, PackPanels pack_panels) {
+  return PackedPanels<float>(spec, id, format, bytes, owned, pack_panels);
 }
 
 // The step's bias as f32, zero-padded to `cols` values (whole panels), into `bias`; zeros

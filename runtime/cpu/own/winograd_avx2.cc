@@ -1,27 +1,30 @@
-// cpu.avx2.winograd4, cpu.avx2.winograd and cpu.avx512.winograd4: NHWC 3x3 stride-1 FusedConv
-// steps as Winograd F(4x4, 3x3) and F(2x2, 3x3), every part of it own. Per output tile of m x m
-// pixels (m = 4 or 2), (m + 2)^2 products where the direct convolution takes 9 m^2: 36 for 16
-// pixels (4x fewer) or 16 for 4 (2.25x fewer).
+// cpu.avx2.winograd4, cpu.avx2.winograd, cpu.avx512.winograd4 and cpu.avx512.winograd_bf16: NHWC
+// 3x3 stride-1 FusedConv steps as Winograd F(4x4, 3x3) and F(2x2, 3x3), every part of it own. Per
+// output tile of m x m pixels (m = 4 or 2), (m + 2)^2 products where the direct convolution takes
+// 9 m^2: 36 for 16 pixels (4x fewer) or 16 for 4 (2.25x fewer).
 //
-// Per block of `block_` output tiles, all threads together:
+// Per block of `block_` output tiles, all threads together in one parallel region:
 //   1. V [P][tiles][C] = the input transform B^T d B of the block's (m + 2)^2 windows (bf16
-//      widened, zeros outside the image), the tiles split between the threads;
+//      widened, zeros outside the image; bf16 variant: rounded to bf16), the tiles split between
+//      the threads;
 //   2. M_p [tiles][K] = V_p [tiles][C] x U_p [C][K] for the P points p, the (point, column unit)
 //      pairs split between the threads in point order, so that a thread's V_p stays in L2 while
 //      U_p's panels stream past it. AVX2: units of one 16-channel panel on the 6 x 16 register
-//      tiles of avx2_tile.h; AVX-512: units of two panels on 14 x 32 register tiles
-//      (winograd4_avx512.cc);
+//      tiles of avx2_tile.h; AVX-512: units of two panels on 14 x 32 register tiles of f32 FMAs
+//      (winograd4_avx512.cc) or, bf16, of vdpbf16ps with f32 sums (winograd_avx512.cc);
 //   3. Y = the output transform A^T M A, + bias, then ReLU, the tiles split between the threads.
 // U = G g G^T is made at compile time (`pack`): per point, panels of 16 output channels, C rows of
-// 16 floats each; the plan stores it (P/9 of the plain weights' bytes: 4x for F(4x4), 1.8x for
-// F(2x2)). F(2x2) runs the portable transforms of winograd.h; F(4x4) those of
-// winograd4_transforms.h on 8 (AVX2) or 16 (AVX-512) channels at a time.
+// 16 floats each (bf16: C / 2 rows of 16 x 2 bf16, the input-channel pairs vdpbf16ps multiplies);
+// the plan stores it (P/9 of the plain weights' elements: 4x for F(4x4), 1.8x for F(2x2)). F(2x2)
+// runs the portable transforms of winograd.h (bf16: the AVX-512 ones of winograd_avx512.cc);
+// F(4x4) those of winograd4_transforms.h on 8 (AVX2) or 16 (AVX-512) channels at a time.
 //
 // The AVX2 pair takes f32 steps and bf16-storage steps (bf16 or f32 weights) without residual,
 // with no activation or ReLU, on CPUs whose best vector unit is AVX2; the table tries F(4x4) first,
 // then F(2x2), before every other convolution there. cpu.avx512.winograd4 takes the same f32 steps
-// (bf16 ones go to the bf16 Winograd) on CPUs with AVX-512, before oneDNN's Winograd. F(4x4) takes
-// the layers where it measured faster: see kMinTiles4x4.
+// on CPUs with AVX-512, cpu.avx512.winograd_bf16 the bf16 ones on CPUs with AVX512-BF16, both
+// before oneDNN's Winograd entries. F(4x4) takes the layers where it measured faster: see
+// kMinTiles4x4; the bf16 F(2x2) those of kMinTilesBf16.
 #include <omp.h>
 
 #include <algorithm>
@@ -55,7 +58,9 @@ struct Variant {
   int m;
   bool avx512;
   int64_t block_bytes;
+  bool bf16 = false;  // bf16 V and U in pair panels, vdpbf16ps products (AVX512-BF16); else f32 V and U
   int64_t Points() const { return (m + 2) * (m + 2); }
+  int64_t VBytes() const { return bf16 ? 2 : 4; }  // per element of V and U
   // Rows of M per register tile.
   int64_t TileRows() const { return avx512 ? avx512::kProductTileRows : kTileRows; }
 };
@@ -66,6 +71,8 @@ constexpr Variant kF2{"cpu.avx2.winograd", "avx2-f32-winograd-panels16", 2, fals
 // rather than four: 1.32x the oneDNN Winograd's speed per layer against 1.26x (`gemm_backends --conv
 // cpu.avx512.winograd4,cpu.onednn.winograd`, Zen 5, 2 threads); the same at batch 8.
 constexpr Variant kF4Avx512{"cpu.avx512.winograd4", "avx512-f32-winograd4-panels16", 4, true, 4 * kMiB};
+// bf16 F(2x2): V and U in bf16 (rounded after the transforms), M in f32. BLOCK_BYTES_PLACEHOLDER
+constexpr Variant kF2Bf16{"cpu.avx512.winograd_bf16", "avx512bf16-winograd-pairs16", 2, true, 4 * kMiB, true};
 
 int64_t Panels(int64_t n) { return (n + kTileCols - 1) / kTileCols; }
 int64_t PackedElements(const Variant& v, const ConvParams& p) { return v.Points() * Panels(p.cout) * kTileCols * p.c; }
@@ -78,7 +85,12 @@ std::optional<ConvParams> Parse(const Variant& v, const KernelSpec& spec, std::s
   if (!p) return std::nullopt;
   const bool f32 = p->dtype == DType::kF32 && p->wdtype == DType::kF32;
   const bool bf16 = p->dtype == DType::kBF16 && (p->wdtype == DType::kBF16 || p->wdtype == DType::kF32);
-  if (v.avx512 && !f32) {
+  if (v.bf16 && !bf16) {
+    *why = absl::StrCat("X and Y ", DTypeName(p->dtype), ", W ", DTypeName(p->wdtype),
+                        ": not bf16 with bf16 or fp32 weights");
+  } else if (v.bf16 && p->c % 2 != 0) {
+    *why = absl::StrCat(p->c, " input channels: not a whole number of the pairs vdpbf16ps multiplies");
+  } else if (v.avx512 && !v.bf16 && !f32) {
     *why = absl::StrCat("X and Y ", DTypeName(p->dtype), ", W ", DTypeName(p->wdtype), ": not fp32");
   } else if (!f32 && !bf16) {
     *why = absl::StrCat("X and Y ", DTypeName(p->dtype), ", W ", DTypeName(p->wdtype),
@@ -98,10 +110,14 @@ absl::Status Declined(const Variant& v, const KernelSpec& spec, const std::strin
   return absl::InvalidArgumentError(absl::StrCat("node '", spec.name, "' (", spec.op, "): ", v.id, ": ", why));
 }
 
-// U = G g G^T of W [K, C, 3, 3] as [point][panel][C][16] (zero past K).
-absl::Status PackPanels(const Variant& v, const KernelSpec& spec, const ConvParams& p, float* dst) {
+// U = G g G^T of W [K, C, 3, 3] as [point][panel][C][16] (zero past K); bf16 variants: as
+// [point][panel][C / 2][16][2], rounded to bf16 (nearest even), into the uint16_t at dst.
+absl::Status PackPanels(const Variant& v, const KernelSpec& spec, const ConvParams& p, void* out) {
   ASSIGN_OR_RETURN(std::vector<float> w, blas::ConstantF32(spec, 1));
   const int64_t c = p.c, k = p.cout, panels = Panels(k), points = v.Points();
+  std::vector<float> wide;
+  if (v.bf16) wide.resize(static_cast<size_t>(PackedElements(v, p)));
+  float* dst = v.bf16 ? wide.data() : static_cast<float*>(out);
   std::fill(dst, dst + PackedElements(v, p), 0.0f);
   for (int64_t o = 0; o < k; ++o) {
     for (int64_t ch = 0; ch < c; ++ch) {
@@ -113,10 +129,13 @@ absl::Status PackPanels(const Variant& v, const KernelSpec& spec, const ConvPara
         WinogradFilter(f, u);
       }
       for (int64_t point = 0; point < points; ++point) {
-        dst[((point * panels + o / kTileCols) * c + ch) * kTileCols + o % kTileCols] = u[point];
+        const int64_t panel = (point * panels + o / kTileCols) * c * kTileCols;
+        dst[v.bf16 ? panel + (ch / 2 * kTileCols + o % kTileCols) * 2 + ch % 2
+                   : panel + ch * kTileCols + o % kTileCols] = u[point];
       }
     }
   }
+  if (v.bf16) StoreF32(DType::kBF16, wide.data(), out, static_cast<int64_t>(wide.size()));
   return absl::OkStatus();
 }
 
@@ -169,19 +188,24 @@ class Avx2WinogradKernel : public ShapedKernel {
     g_.th = (p.ho + v_.m - 1) / v_.m;
     g_.tw = (p.wo + v_.m - 1) / v_.m;
     g_.count = p.n * g_.th * g_.tw;
-    const size_t want = static_cast<size_t>(PackedElements(v_, p)) * sizeof(float);
-    ASSIGN_OR_RETURN(u_, F32Panels(spec, v_.id, v_.format, want, owned_u_,
-                                   [&](float* dst) { return PackPanels(v_, spec, p, dst); }));
+    const size_t want = static_cast<size_t>(PackedElements(v_, p) * v_.VBytes());
+    if (v_.bf16) {
+      ASSIGN_OR_RETURN(ub_, PackedPanels<uint16_t>(spec, v_.id, v_.format, want, owned_ub_,
+                                                   [&](uint16_t* dst) { return PackPanels(v_, spec, p, dst); }));
+    } else {
+      ASSIGN_OR_RETURN(u_, F32Panels(spec, v_.id, v_.format, want, owned_u_,
+                                     [&](float* dst) { return PackPanels(v_, spec, p, dst); }));
+    }
     RETURN_IF_ERROR(PaddedBias(spec, p.epi.has_bias, panels_ * kTileCols, bias_));
     // Blocks of about block_bytes of V and M (at least one register tile of rows), as even as
     // possible, rounded up to whole register tiles where the tiles take more than one block (up to
     // 5 tiles over the budget: the sizes the figures in the README were measured with).
     const int64_t tile_rows = v_.TileRows();
-    const int64_t most = std::max<int64_t>(tile_rows, v_.block_bytes / (points_ * (c_ + k_) * 4));
+    const int64_t most = std::max<int64_t>(tile_rows, v_.block_bytes / (points_ * (c_ * v_.VBytes() + k_ * 4)));
     const int64_t blocks = (g_.count + most - 1) / most;
     block_ = (g_.count + blocks - 1) / blocks;
     if (blocks > 1) block_ = std::min(g_.count, (block_ + tile_rows - 1) / tile_rows * tile_rows);
-    v_bytes_ = Align64(static_cast<size_t>(points_ * block_ * c_) * 4);
+    v_bytes_ = Align64(static_cast<size_t>(points_ * block_ * c_ * v_.VBytes()));
     m_bytes_ = Align64(static_cast<size_t>(points_ * block_ * k_) * 4);
     return absl::OkStatus();
   }
@@ -200,7 +224,7 @@ class Avx2WinogradKernel : public ShapedKernel {
       return absl::InternalError(absl::StrCat("node '", name_, "': workspace of ", workspace.size(),
                                               " bytes, expected ", v_bytes_ + m_bytes_));
     }
-    float* v = reinterpret_cast<float*>(workspace.data());
+    void* v = workspace.data();
     float* m = reinterpret_cast<float*>(workspace.data() + v_bytes_);
     const void* x = inputs[0];
     void* y = outputs[0];
@@ -224,7 +248,13 @@ class Avx2WinogradKernel : public ShapedKernel {
   }
 
  private:
-  void InputTiles(const void* x, int64_t base, int64_t rows, int64_t t0, int64_t t1, float* v) const {
+  void InputTiles(const void* x, int64_t base, int64_t rows, int64_t t0, int64_t t1, void* vv) const {
+    if (v_.bf16) {
+      avx512::WinogradInputTiles(g_, static_cast<const uint16_t*>(x), c_, base, rows, t0, t1,
+                                 static_cast<uint16_t*>(vv));
+      return;
+    }
+    float* v = static_cast<float*>(vv);
     if (v_.avx512) {
       avx512::Winograd4InputTiles(g_, static_cast<const float*>(x), c_, base, rows, t0, t1, v);
     } else if (v_.m == 2) {
@@ -237,7 +267,9 @@ class Avx2WinogradKernel : public ShapedKernel {
   }
 
   void OutputTiles(const float* m, int64_t base, int64_t rows, int64_t t0, int64_t t1, void* y) const {
-    if (v_.avx512) {
+    if (v_.bf16) {
+      avx512::WinogradOutputTiles(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, static_cast<uint16_t*>(y));
+    } else if (v_.avx512) {
       avx512::Winograd4OutputTiles(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, static_cast<float*>(y));
     } else if (v_.m == 2) {
       WinogradOutputTilesF32(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, bf16_, y);
@@ -250,7 +282,13 @@ class Avx2WinogradKernel : public ShapedKernel {
 
   // M_p [rows][K] columns of `unit` (AVX2: one 16-column panel; AVX-512: a pair) = V_p [rows][C] x
   // U_p's panels.
-  void Products(const float* v, float* m, int64_t rows, int64_t point, int64_t unit) const {
+  void Products(const void* vv, float* m, int64_t rows, int64_t point, int64_t unit) const {
+    if (v_.bf16) {
+      avx512::WinogradProductsBf16(static_cast<const uint16_t*>(vv) + point * rows * c_,
+                                   ub_ + point * panels_ * c_ * kTileCols, rows, c_, k_, unit, m + point * rows * k_);
+      return;
+    }
+    const float* v = static_cast<const float*>(vv);
     if (v_.avx512) {
       avx512::WinogradProducts(v + point * rows * c_, u_ + point * panels_ * c_ * kTileCols, rows, c_, k_, unit,
                                m + point * rows * k_);
@@ -287,8 +325,10 @@ class Avx2WinogradKernel : public ShapedKernel {
   int64_t units_ = 0;  // the column units the threads split per point: panels (AVX2), pairs of them (AVX-512)
   WinogradTiles g_;
   int64_t block_ = 0;  // tiles per block (the last may have fewer)
-  const float* u_ = nullptr;
+  const float* u_ = nullptr;  // f32 variants' U
   AlignedArray<float> owned_u_;
+  const uint16_t* ub_ = nullptr;  // bf16 variants' U
+  AlignedArray<uint16_t> owned_ub_;
   AlignedArray<float> bias_;          // zero-padded to whole panels (zeros without a bias)
   size_t v_bytes_ = 0, m_bytes_ = 0;  // V and M of one block in the workspace, each rounded up to 64 bytes
   AlignedArray<uint8_t> own_workspace_;
@@ -304,12 +344,31 @@ class Avx2WinogradKernel : public ShapedKernel {
 // plan compiled at batch 8 runs at batch 1 too, so it keeps the same threshold.
 constexpr int64_t kMinTiles4x4 = 16;
 
+// The bf16 F(2x2)'s layers: >= 64 input and output channels and >= 16 of its tiles per image
+// (outputs of 7x7 and up; oneDNN's bf16 Winograd took >= 40). ResNet-50's 7x7x512 layers against
+// oneDNN's direct convolution (`gemm_backends --bf16 --conv cpu.onednn.conv,cpu.avx512.winograd_bf16`,
+// Zen 5, 2 threads, three runs): 1.11-1.28x faster at batch 8, 1.03-1.19x at batch 1; in the model
+// at batch 1 (its U, 1.8x the plain weights' bytes, read from memory) 0.43-0.47 ms per layer
+// against 0.48-0.50 (`gcomp bench --profile`, two plans alternating). The choice cannot depend on
+// the batch: a dynamic-batch plan runs its kernels at every batch.
+constexpr int64_t kMinChannelsBf16 = 64, kMinTilesBf16 = 16;
+
+bool TakenByBf16(const Variant& v, const ConvParams& p) {
+  return p.c >= kMinChannelsBf16 && p.cout >= kMinChannelsBf16 && TilesPerImage(v, p) >= kMinTilesBf16;
+}
+
 CpuEntry WinogradEntry(const Variant& v) {
   CpuEntry e;
   e.id = v.id;
   e.ops = {"FusedConv"};
   e.params = runtime::ConvParamSpecs();
-  e.description = v.avx512
+  e.description = v.bf16 ? absl::StrCat(
+                               "own bf16 Winograd F(2x2, 3x3) on AVX512-BF16 (3x3 stride 1, even channels, no "
+                               "residual, none or ReLU; bf16): bf16 transforms around 16 vdpbf16ps GEMMs on 14 x 32 "
+                               "register tiles with f32 sums, U made at compile time; chosen where the CPU has "
+                               "AVX512-BF16, on >= ",
+                               kMinChannelsBf16, " channels and >= ", kMinTilesBf16, " tiles per image")
+                  : v.avx512
                       ? absl::StrCat(
                             "own Winograd F(4x4, 3x3) on AVX-512 (3x3 stride 1, no residual, none or ReLU; f32): "
                             "transforms on 16 channels around 36 GEMMs on 14 x 32 register tiles, U made at compile "
@@ -325,6 +384,14 @@ CpuEntry WinogradEntry(const Variant& v) {
     std::optional<ConvParams> p = Parse(v, spec, &why);
     const bool packed = spec.inputs[1].format == v.format;
     if (!p) return std::nullopt;
+    if (v.bf16) {
+      // AVX512-BF16 code: never on a CPU without it, packed or not.
+      if (CpuSimdLevel() < SimdLevel::kAvx512Bf16) return std::nullopt;
+      const int64_t tiles = TilesPerImage(v, *p);
+      if (!packed && !TakenByBf16(v, *p)) return std::nullopt;
+      return absl::StrCat("own AVX512-BF16 Winograd F(2x2, 3x3), ", tiles, " tiles per image (",
+                          runtime::DescribeConv(*p), ")", packed ? ": the plan's weights are packed for it" : "");
+    }
     if (v.avx512) {
       // AVX-512 code: never on a CPU without it, packed or not.
       if (CpuSimdLevel() == SimdLevel::kAvx2) return std::nullopt;
@@ -347,6 +414,10 @@ CpuEntry WinogradEntry(const Variant& v) {
     std::string why;
     std::optional<ConvParams> p = Parse(v, spec, &why);
     if (!p) return Declined(v, spec, why);
+    if (v.bf16) {
+      return PackGemmOperand<uint16_t>(spec, index, PackedElements(v, *p), v.format,
+                                       [&](uint16_t* dst) { return PackPanels(v, spec, *p, dst); });
+    }
     return PackGemmOperand<float>(spec, index, PackedElements(v, *p), v.format,
                                   [&](float* dst) { return PackPanels(v, spec, *p, dst); });
   };
@@ -365,6 +436,6 @@ CpuEntry WinogradEntry(const Variant& v) {
 
 std::vector<CpuEntry> Avx2WinogradEntries() { return {WinogradEntry(kF4), WinogradEntry(kF2)}; }
 
-CpuEntry Avx512WinogradEntry() { return WinogradEntry(kF4Avx512); }
+std::vector<CpuEntry> Avx512WinogradEntries() { return {WinogradEntry(kF4Avx512), WinogradEntry(kF2Bf16)}; }
 
 }  // namespace gcomp::cpu::own

@@ -1,9 +1,10 @@
-// The transforms of the bf16 Winograd F(2x2, 3x3) convolution (cpu.onednn.winograd_bf16 in
-// runtime/cpu/blas/onednn_kernels.cc, which runs the 16 products between them as one batched
-// oneDNN matmul), compiled in winograd_avx512.cc with AVX-512 and AVX512-BF16 enabled; called only
-// where the CPU has both. And the AVX-512 parts of the f32 Winograd F(4x4, 3x3)
-// (cpu.avx512.winograd4 in winograd_avx2.cc), compiled in winograd4_avx512.cc with AVX-512
-// F/BW/VL/DQ enabled; called only where the CPU has them.
+// The transforms of the bf16 Winograd F(2x2, 3x3) convolution and its vdpbf16ps products
+// (cpu.avx512.winograd_bf16 in winograd_avx2.cc; cpu.onednn.winograd_bf16 in
+// runtime/cpu/blas/onednn_kernels.cc runs the same transforms around a batched oneDNN matmul),
+// compiled in winograd_avx512.cc with AVX-512 and AVX512-BF16 enabled; called only where the CPU
+// has both. And the AVX-512 parts of the f32 Winograd F(4x4, 3x3) (cpu.avx512.winograd4 in
+// winograd_avx2.cc), compiled in winograd4_avx512.cc with AVX-512 F/BW/VL/DQ enabled; called only
+// where the CPU has them.
 // The tiles and the Winograd-domain arrays are as in winograd.h.
 #pragma once
 
@@ -40,5 +41,10 @@ inline constexpr int64_t kProductTileRows = 14;
 // V_p [rows][c] x U_p, where U_p is ceil(k / 16) panels of 16 output channels, each c rows of 16
 // floats: panels 2 pair and 2 pair + 1 (where it exists).
 void WinogradProducts(const float* vp, const float* up, int64_t rows, int64_t c, int64_t k, int64_t pair, float* mp);
+
+// The same with bf16 V_p [rows][c] and U_p (c even; winograd_avx512.cc, AVX512-BF16): each panel
+// c / 2 rows of 16 output channels x 2 input channels (the pair vdpbf16ps multiplies), fp32 M.
+void WinogradProductsBf16(const uint16_t* vp, const uint16_t* up, int64_t rows, int64_t c, int64_t k, int64_t pair,
+                          float* mp);
 
 }  // namespace gcomp::cpu::own::avx512
