@@ -485,13 +485,14 @@ const std::vector<ConvCase>& WinogradF2Declined() {
 }
 
 // The bf16 Winograd F(2x2, 3x3) entries (cpu.avx512.winograd_bf16, the own one the table tries
-// first, and cpu.onednn.winograd_bf16): bf16 3x3 stride-1 layers of >= 64 channels and >= 40
-// output tiles per image (the own entry: 16, 7x7 outputs), transformed at every batch (in one block or several; the case that the
-// f32 entry leaves to its direct convolution included): odd sizes (partial tiles), channel tails,
-// padding 0 and 1, bias or not, ReLU or none, packed at another batch (the own entry also from the
-// plain weights), 1 to 3 threads, against the reference within the bf16 tolerance; and what they
-// decline: f32, a CPU without AVX512-BF16 (the own entry checked on one capped at AVX-512), and
-// odd input channels (the own entry: vdpbf16ps multiplies pairs of them).
+// first, and cpu.onednn.winograd_bf16): bf16 3x3 stride-1 layers of >= 64 channels and >= 40 output
+// tiles per image (the own entry: 16, 7x7 outputs), transformed at every batch (in one block or
+// several; the case that the f32 entry leaves to its direct convolution included): odd sizes
+// (partial tiles), channel tails, padding 0 and 1, bias or not, ReLU or none, packed at another
+// batch (the own entry also from the plain weights), 1 to 3 threads, against the reference within
+// the bf16 tolerance; and what they decline: f32, a CPU without AVX512-BF16 (the own entry checked
+// on one capped at AVX-512), and odd input channels (the own entry: vdpbf16ps multiplies pairs of
+// them).
 TEST(BlasConv, WinogradBf16MatchesReferenceAndDeclines) {
   const std::vector<WinogradCase>& cases = WinogradF2Cases();
   const bool bf16_dots = own::CpuSimdLevel() >= own::SimdLevel::kAvx512Bf16;

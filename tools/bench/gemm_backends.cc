@@ -304,8 +304,7 @@ int Main(int argc, char** argv) {
       const bool alone = bf16 && l.conv && !convs_only;  // oneDNN only
       const char* kind = l.conv ? "conv" : "gemm";
       // The two backends' runs alternate, so that both see the same machine load.
-      std::unique_ptr<Prepared> d =
-          Prepare(find(l.conv ? first_conv : first_gemm), l, batch, threads, dtype);
+      std::unique_ptr<Prepared> d = Prepare(find(l.conv ? first_conv : first_gemm), l, batch, threads, dtype);
       std::unique_ptr<Prepared> o =
           alone ? nullptr : Prepare(find(l.conv ? other_conv : other_gemm), l, batch, threads, dtype);
       double spent = 0;

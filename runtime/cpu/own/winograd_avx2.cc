@@ -324,7 +324,7 @@ class Avx2WinogradKernel : public ShapedKernel {
   int64_t c_ = 0, k_ = 0, panels_ = 0;
   int64_t units_ = 0;  // the column units the threads split per point: panels (AVX2), pairs of them (AVX-512)
   WinogradTiles g_;
-  int64_t block_ = 0;  // tiles per block (the last may have fewer)
+  int64_t block_ = 0;         // tiles per block (the last may have fewer)
   const float* u_ = nullptr;  // f32 variants' U
   AlignedArray<float> owned_u_;
   const uint16_t* ub_ = nullptr;  // bf16 variants' U

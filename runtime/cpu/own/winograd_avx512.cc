@@ -1,78 +1,18 @@
-// Transforms and vdpbf16ps products of the bf16 Winograd F(2x2, 3x3) convolution; see winograd_avx512.h. Compiled with
-// AVX-512 F/BW/VL/DQ/BF16 enabled; intrinsics and internal functions only (attention_avx512.cc).
+// Transforms and vdpbf16ps products of the bf16 Winograd F(2x2, 3x3) convolution; see
+// winograd_avx512.h. Compiled with AVX-512 F/BW/VL/DQ/BF16 enabled; intrinsics and internal
+// functions only (attention_avx512.cc).
 #include "runtime/cpu/own/winograd_avx512.h"
 
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "runtime/cpu/own/avx512_lanes.h"
+#include "runtime/cpu/own/winograd_products_avx512.h"
 
 namespace gcomp::cpu::own::avx512 {
-namespace {
-
-// Rows [0, R) x 16 or 32 columns (kTwo) of M from the bf16 rows of V at a (c values each, c even)
-// and the pair panels b0 (and b1): per pair of input channels, 16 output channels x 2 bf16. One
-// vdpbf16ps per row and panel adds both channels' products into the fp32 accumulators.
-template <int R, bool kTwo>
-inline void ProductTileBf16(const uint16_t* a, int64_t c, const uint16_t* b0, const uint16_t* b1, float* y,
-                            int64_t ldy, __mmask16 m0, __mmask16 m1) {
-  __m512 acc0[R], acc1[R];
-#pragma GCC unroll 14
-  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
-#pragma GCC unroll 2
-  for (int64_t kk = 0; kk < c; kk += 2) {
-    const __m512bh w0 = reinterpret_cast<__m512bh>(_mm512_loadu_si512(b0 + kk * 16));
-    const __m512bh w1 = kTwo ? reinterpret_cast<__m512bh>(_mm512_loadu_si512(b1 + kk * 16)) : w0;
-#pragma GCC unroll 14
-    for (int r = 0; r < R; ++r) {
-      int32_t pair;
-      std::memcpy(&pair, a + r * c + kk, sizeof(pair));
-      const __m512bh ar = reinterpret_cast<__m512bh>(_mm512_set1_epi32(pair));
-      acc0[r] = _mm512_dpbf16_ps(acc0[r], ar, w0);
-      if (kTwo) acc1[r] = _mm512_dpbf16_ps(acc1[r], ar, w1);
-    }
-  }
-#pragma GCC unroll 14
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, m0, acc0[r]);
-    if (kTwo) _mm512_mask_storeu_ps(y + r * ldy + 16, m1, acc1[r]);
-  }
-}
-
-// The last rows - r0 (R or fewer) rows, one register tile of exactly that many rows.
-template <int R, bool kTwo>
-inline void ProductTailBf16(int64_t rows, const uint16_t* a, int64_t c, const uint16_t* b0, const uint16_t* b1,
-                            float* y, int64_t ldy, __mmask16 m0, __mmask16 m1) {
-  if (rows == R) {
-    ProductTileBf16<R, kTwo>(a, c, b0, b1, y, ldy, m0, m1);
-  } else if constexpr (R > 1) {
-    ProductTailBf16<R - 1, kTwo>(rows, a, c, b0, b1, y, ldy, m0, m1);
-  }
-}
-
-template <bool kTwo>
-void ProductRowsBf16(const uint16_t* a, int64_t rows, int64_t c, const uint16_t* b0, const uint16_t* b1, float* y,
-                     int64_t ldy, __mmask16 m0, __mmask16 m1) {
-  int64_t r0 = 0;
-  for (; r0 + kProductTileRows <= rows; r0 += kProductTileRows) {
-    ProductTileBf16<kProductTileRows, kTwo>(a + r0 * c, c, b0, b1, y + r0 * ldy, ldy, m0, m1);
-  }
-  ProductTailBf16<kProductTileRows - 1, kTwo>(rows - r0, a + r0 * c, c, b0, b1, y + r0 * ldy, ldy, m0, m1);
-}
-
-}  // namespace
 
 void WinogradProductsBf16(const uint16_t* vp, const uint16_t* up, int64_t rows, int64_t c, int64_t k, int64_t pair,
                           float* mp) {
-  const int64_t col = 32 * pair;
-  const uint16_t* b0 = up + 2 * pair * c * 16;
-  const __mmask16 m0 = Lanes(k - col), m1 = Lanes(k - col - 16);
-  if (k - col > 16) {  // the pair's second panel exists
-    ProductRowsBf16<true>(vp, rows, c, b0, b0 + c * 16, mp + col, k, m0, m1);
-  } else {
-    ProductRowsBf16<false>(vp, rows, c, b0, nullptr, mp + col, k, m0, m1);
-  }
+  PointProducts(vp, up, rows, c, k, pair, mp);
 }
 
 void WinogradInputTiles(const WinogradTiles& g, const uint16_t* x, int64_t c, int64_t base, int64_t rows, int64_t t0,
