@@ -39,12 +39,16 @@ inline void ForEachMicroTile(int64_t rows, int64_t cols, F f) {
 // The score micro-kernels' epilogue: row r's NC accumulators (times `scale` unless it is 1) into
 // s (rows `stride` apart), and their maximum over the columns before `valid` into the row's 16
 // running maxima at mx + 16 r (SoftmaxRows reads them instead of a pass over the scores).
+// Inlined with its loops unrolled, so that the accumulators stay in registers.
 template <int NC>
-inline void StoreScores(__m512 (&acc)[kR][NC], float* s, int64_t stride, float scale, int64_t valid, float* mx) {
+[[gnu::always_inline]] inline void StoreScores(__m512 (&acc)[kR][NC], float* s, int64_t stride, float scale,
+                                               int64_t valid, float* mx) {
   const bool scaled = scale != 1.0f;
   const __m512 vscale = _mm512_set1_ps(scale);
+#pragma GCC unroll 8
   for (int r = 0; r < kR; ++r) {
     __m512 rm = _mm512_loadu_ps(mx + 16 * r);
+#pragma GCC unroll 4
     for (int c = 0; c < NC; ++c) {
       const __m512 v = scaled ? _mm512_mul_ps(acc[r][c], vscale) : acc[r][c];
       _mm512_storeu_ps(s + r * stride + 16 * c, v);

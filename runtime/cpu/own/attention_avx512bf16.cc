@@ -24,7 +24,9 @@ template <int NC>
 void ScoreRowsBf16(const uint16_t* q, const uint16_t* kt, float* s, int64_t dq, int64_t stride, float scale,
                    int64_t valid, float* mx) {
   __m512 acc[kR][NC];
+#pragma GCC unroll 8
   for (int r = 0; r < kR; ++r)
+#pragma GCC unroll 4
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
   for (int64_t t = 0; t < dq / 2; ++t) {
     __m512 k[NC];
