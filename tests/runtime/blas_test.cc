@@ -1239,12 +1239,20 @@ bool TakenByF4(const ConvCase& c) {
   return ((ho + 3) / 4) * ((wo + 3) / 4) >= 16;
 }
 
+// Whether cpu.avx512.winograd (f32 F(2x2)) takes the case: >= 64 channels in and out, >= 16 of its
+// tiles per image and fewer than 16 F(4x4) tiles (outputs under 13x13).
+bool TakenByAvx512F2(const ConvCase& c) {
+  const int64_t ho = c.h + 2 * c.pad - 2, wo = c.w + 2 * c.pad - 2;
+  return c.c >= 64 && c.cout >= 64 && ((ho + 1) / 2) * ((wo + 1) / 2) >= 16 && !TakenByF4(c);
+}
+
 // The own Winograd kernels' cases (the convolution and its batch).
 std::vector<std::pair<ConvCase, int64_t>> OwnWinogradCases() {
   std::vector<std::pair<ConvCase, int64_t>> cases;
   for (const WinogradCase& c : WinogradF2Cases()) cases.push_back({c.conv, c.batch});
   cases.push_back({{"3->20 9x11 bias relu", true, 3, 20, 9, 11, 3, 1, 1, 1, 1, true, false, "relu"}, 2});
   cases.push_back({{"512->512 7x7 bias relu", true, 512, 512, 7, 7, 3, 1, 1, 1, 1, true, false, "relu"}, 1});
+  cases.push_back({{"80->72 7x9 no bias: F(2x2) tails", true, 80, 72, 7, 9, 3, 1, 1, 1, 1, false, false, "none"}, 2});
   cases.push_back({{"17->33 2x2 pad 1 no bias", true, 17, 33, 2, 2, 3, 1, 1, 1, 1, false, false, "none"}, 3});
   cases.push_back({{"8->8 3x3 pad 0: one tile", true, 8, 8, 3, 3, 3, 1, 0, 1, 1, true, false, "relu"}, 1});
   cases.push_back({{"12->9 6x6 pad 0: one F(4x4) tile", true, 12, 9, 6, 6, 3, 1, 0, 1, 1, true, false, "none"}, 2});
@@ -1326,51 +1334,61 @@ TEST(Avx2Winograd, Bf16RoundsTheF32ResultOnce) {
   }
 }
 
-// The own AVX-512 Winograd F(4x4) (cpu.avx512.winograd4) against the reference on a CPU with
-// AVX-512, f32: the own Winograd cases (partial output tiles, channels off the 16-lane vectors and
-// the 32-column register tiles, several blocks, asymmetric pads), weights packed at another batch
-// or plain, 1 to 3 threads; it takes the layers with 16 or more of its tiles per image. On a CPU
-// without AVX-512, or capped at AVX2 while the plan is packed, it declines every layer.
+// The own AVX-512 Winograd F(4x4) and F(2x2) (cpu.avx512.winograd4, cpu.avx512.winograd) against
+// the reference on a CPU with AVX-512, f32: the own Winograd cases (partial output tiles, channels
+// off the 16-lane vectors and the 32-column register tiles, several blocks, asymmetric pads),
+// weights packed at another batch or plain, 1 to 3 threads; F(4x4) takes the layers with 16 or more
+// of its tiles per image, F(2x2) those of >= 64 channels below that with 16 or more of its own
+// (7x7 to 12x12 outputs). On a CPU without AVX-512, or capped at AVX2 while the plan is packed,
+// they decline every layer.
 TEST(Avx512Winograd, MatchesReferenceOrDeclinesWithoutAvx512) {
-  const char* id = "cpu.avx512.winograd4";
   const bool avx512 = own::CpuSimdLevel() != own::SimdLevel::kAvx2;
-  for (const auto& [c, batch] : OwnWinogradCases()) {
-    Attributes attrs;
-    std::vector<In> ins = ConvInputs(c, batch, DType::kF32, &attrs);
-    // (threads, pack batch (-1: plain weights, 0: the run's))
-    const std::pair<int, int64_t> runs[] = {{1, -1}, {2, 0}, {2, batch + 3}, {3, 0}};
-    for (const auto& [threads, pack_batch] : runs) {
-      Options o;
-      o.threads = threads;
-      o.pack = pack_batch >= 0;
-      o.pack_batch = std::max<int64_t>(pack_batch, 0);
-      o.workspace = true;  // V and M
-      o.reason_has = "own AVX-512 Winograd F(4x4, 3x3)";
-      EXPECT_EQ(Check(id, "FusedConv", ins, attrs, o, c.what), avx512 && TakenByF4(c)) << c.what;
+  for (const bool f4 : {true, false}) {
+    const char* id = f4 ? "cpu.avx512.winograd4" : "cpu.avx512.winograd";
+    for (const auto& [c, batch] : OwnWinogradCases()) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, batch, DType::kF32, &attrs);
+      // (threads, pack batch (-1: plain weights, 0: the run's))
+      const std::pair<int, int64_t> runs[] = {{1, -1}, {2, 0}, {2, batch + 3}, {3, 0}};
+      for (const auto& [threads, pack_batch] : runs) {
+        Options o;
+        o.threads = threads;
+        o.pack = pack_batch >= 0;
+        o.pack_batch = std::max<int64_t>(pack_batch, 0);
+        o.workspace = true;  // V and M
+        o.reason_has = f4 ? "own AVX-512 Winograd F(4x4, 3x3)" : "own AVX-512 Winograd F(2x2, 3x3)";
+        EXPECT_EQ(Check(id, "FusedConv", ins, attrs, o, c.what), avx512 && (f4 ? TakenByF4(c) : TakenByAvx512F2(c)))
+            << id << ": " << c.what;
+      }
+      Options capped;
+      capped.pack = true;
+      capped.pack_cap = capped.run_cap = own::SimdLevel::kAvx2;
+      EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, capped, c.what)) << id << ": " << c.what;
     }
-    Options capped;
-    capped.pack = true;
-    capped.pack_cap = capped.run_cap = own::SimdLevel::kAvx2;
-    EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, capped, c.what)) << c.what;
   }
-  if (avx512) CheckAsymmetricPads(id, Options{});
+  if (avx512) CheckAsymmetricPads("cpu.avx512.winograd4", Options{});
 }
 
-// What it leaves to the other convolutions: bf16 storage (the bf16 Winograd runs it), strides,
-// residuals, dilation, groups, NCHW, 5x5, clip, and outputs under 16 of its tiles per image.
+// What they leave to the other convolutions: bf16 storage (the bf16 Winograd runs it), strides,
+// residuals, dilation, groups, NCHW, 5x5, clip; F(4x4) outputs under 16 of its tiles per image
+// (F(2x2) takes the 7x7 ones), F(2x2) those F(4x4) takes (the 32-channel 14x14 case).
 TEST(Avx512Winograd, Declines) {
-  for (const ConvCase& c : WinogradF2Declined()) {
+  const bool avx512 = own::CpuSimdLevel() != own::SimdLevel::kAvx2;
+  for (const char* id : {"cpu.avx512.winograd4", "cpu.avx512.winograd"}) {
+    const bool f4 = std::string(id) == "cpu.avx512.winograd4";
+    for (const ConvCase& c : WinogradF2Declined()) {
+      Attributes attrs;
+      std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
+      const bool taken = avx512 && c.what == (f4 ? "32 channels" : "7x7 output: 16 tiles per image");
+      EXPECT_EQ(Check(id, "FusedConv", ins, attrs, Options{}, c.what), taken) << id << ": " << c.what;
+    }
+    const ConvCase& c = WinogradF2Cases()[0].conv;
     Attributes attrs;
-    std::vector<In> ins = ConvInputs(c, 2, DType::kF32, &attrs);
-    const bool taken = c.what == "32 channels" && own::CpuSimdLevel() != own::SimdLevel::kAvx2;
-    EXPECT_EQ(Check("cpu.avx512.winograd4", "FusedConv", ins, attrs, Options{}, c.what), taken) << c.what;
+    std::vector<In> ins = ConvInputs(c, 1, DType::kBF16, &attrs);
+    Options bf16;
+    bf16.dtype = DType::kBF16;
+    EXPECT_FALSE(Check(id, "FusedConv", ins, attrs, bf16, "bf16 storage")) << id;
   }
-  const ConvCase& c = WinogradF2Cases()[0].conv;
-  Attributes attrs;
-  std::vector<In> ins = ConvInputs(c, 1, DType::kBF16, &attrs);
-  Options bf16;
-  bf16.dtype = DType::kBF16;
-  EXPECT_FALSE(Check("cpu.avx512.winograd4", "FusedConv", ins, attrs, bf16, "bf16 storage"));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// cpu.avx2.winograd4, cpu.avx2.winograd, cpu.avx512.winograd4 and cpu.avx512.winograd_bf16: NHWC
-// 3x3 stride-1 FusedConv steps as Winograd F(4x4, 3x3) and F(2x2, 3x3), every part of it own. Per
-// output tile of m x m pixels (m = 4 or 2), (m + 2)^2 products where the direct convolution takes
-// 9 m^2: 36 for 16 pixels (4x fewer) or 16 for 4 (2.25x fewer).
+// cpu.avx2.winograd4, cpu.avx2.winograd, cpu.avx512.winograd4, cpu.avx512.winograd and
+// cpu.avx512.winograd_bf16: NHWC 3x3 stride-1 FusedConv steps as Winograd F(4x4, 3x3) and F(2x2,
+// 3x3), every part of it own. Per output tile of m x m pixels (m = 4 or 2), (m + 2)^2 products
+// where the direct convolution takes 9 m^2: 36 for 16 pixels (4x fewer) or 16 for 4 (2.25x fewer).
 //
 // Per block of `block_` output tiles, all threads together in one parallel region:
 //   1. V [P][tiles][C] = the input transform B^T d B of the block's (m + 2)^2 windows (bf16
@@ -21,10 +21,11 @@
 //
 // The AVX2 pair takes f32 steps and bf16-storage steps (bf16 or f32 weights) without residual,
 // with no activation or ReLU, on CPUs whose best vector unit is AVX2; the table tries F(4x4) first,
-// then F(2x2), before every other convolution there. cpu.avx512.winograd4 takes the same f32 steps
-// on CPUs with AVX-512, cpu.avx512.winograd_bf16 the bf16 ones on CPUs with AVX512-BF16, both
-// before oneDNN's Winograd entries. F(4x4) takes the layers where it measured faster: see
-// kMinTiles4x4; the bf16 F(2x2) those of kMinTilesBf16.
+// then F(2x2), before every other convolution there. cpu.avx512.winograd4 (F(4x4)) and
+// cpu.avx512.winograd (F(2x2), the smaller outputs) take the same f32 steps on CPUs with AVX-512,
+// cpu.avx512.winograd_bf16 the bf16 ones on CPUs with AVX512-BF16, all before oneDNN's Winograd
+// entries. F(4x4) takes the layers where it measured faster: see kMinTiles4x4; the AVX-512 F(2x2)s
+// those of kMinTilesF2.
 #include <omp.h>
 
 #include <algorithm>
@@ -71,6 +72,9 @@ constexpr Variant kF2{"cpu.avx2.winograd", "avx2-f32-winograd-panels16", 2, fals
 // rather than four: 1.32x the oneDNN Winograd's speed per layer against 1.26x (`gemm_backends --conv
 // cpu.avx512.winograd4,cpu.onednn.winograd`, Zen 5, 2 threads); the same at batch 8.
 constexpr Variant kF4Avx512{"cpu.avx512.winograd4", "avx512-f32-winograd4-panels16", 4, true, 4 * kMiB};
+// f32 F(2x2) on AVX-512: the layers under 16 F(4x4) tiles per image (7x7 outputs); the portable
+// transforms of winograd.h.
+constexpr Variant kF2Avx512{"cpu.avx512.winograd", "avx512-f32-winograd-panels16", 2, true, 4 * kMiB};
 // bf16 F(2x2): V and U in bf16 (rounded after the transforms), M in f32. BLOCK_BYTES_PLACEHOLDER
 constexpr Variant kF2Bf16{"cpu.avx512.winograd_bf16", "avx512bf16-winograd-pairs16", 2, true, 4 * kMiB, true};
 
@@ -255,7 +259,7 @@ class Avx2WinogradKernel : public ShapedKernel {
       return;
     }
     float* v = static_cast<float*>(vv);
-    if (v_.avx512) {
+    if (v_.avx512 && v_.m == 4) {
       avx512::Winograd4InputTiles(g_, static_cast<const float*>(x), c_, base, rows, t0, t1, v);
     } else if (v_.m == 2) {
       WinogradInputTilesF32(g_, bf16_, x, c_, base, rows, t0, t1, v);
@@ -269,7 +273,7 @@ class Avx2WinogradKernel : public ShapedKernel {
   void OutputTiles(const float* m, int64_t base, int64_t rows, int64_t t0, int64_t t1, void* y) const {
     if (v_.bf16) {
       avx512::WinogradOutputTiles(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, static_cast<uint16_t*>(y));
-    } else if (v_.avx512) {
+    } else if (v_.avx512 && v_.m == 4) {
       avx512::Winograd4OutputTiles(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, static_cast<float*>(y));
     } else if (v_.m == 2) {
       WinogradOutputTilesF32(g_, m, k_, base, rows, t0, t1, bias_.data(), relu_, bf16_, y);
@@ -344,17 +348,22 @@ class Avx2WinogradKernel : public ShapedKernel {
 // plan compiled at batch 8 runs at batch 1 too, so it keeps the same threshold.
 constexpr int64_t kMinTiles4x4 = 16;
 
-// The bf16 F(2x2)'s layers: >= 64 input and output channels and >= 16 of its tiles per image
-// (outputs of 7x7 and up; oneDNN's bf16 Winograd took >= 40). ResNet-50's 7x7x512 layers against
+// The AVX-512 F(2x2)s' layers: >= 64 input and output channels and >= 16 of their tiles per image
+// (outputs of 7x7 and up; oneDNN's bf16 Winograd took >= 40), the f32 one only below F(4x4)'s
+// kMinTiles4x4 (7x7 to 12x12 outputs). f32, ResNet-50's 7x7x512 layers against oneDNN's direct
+// convolution (`gemm_backends --conv cpu.onednn.conv,cpu.avx512.winograd`, two runs): 236 -> 286
+// and 220 -> 228 GFLOP/s at batch 1, 261 -> 320 and 256 -> 321 at batch 8; in the model at batch 1
+// 1.01-1.03 ms per layer -> 0.82-0.90 (`gcomp bench --profile`, alternating; its U, 16/9 of the
+// plain f32 weights, is 16.8 MB per layer). bf16, ResNet-50's 7x7x512 layers against
 // oneDNN's direct convolution (`gemm_backends --bf16 --conv cpu.onednn.conv,cpu.avx512.winograd_bf16`,
 // Zen 5, 2 threads, three runs): 1.11-1.28x faster at batch 8, 1.03-1.19x at batch 1; in the model
 // at batch 1 (its U, 1.8x the plain weights' bytes, read from memory) 0.43-0.47 ms per layer
 // against 0.48-0.50 (`gcomp bench --profile`, two plans alternating). The choice cannot depend on
 // the batch: a dynamic-batch plan runs its kernels at every batch.
-constexpr int64_t kMinChannelsBf16 = 64, kMinTilesBf16 = 16;
+constexpr int64_t kMinChannelsF2 = 64, kMinTilesF2 = 16;
 
 bool TakenByBf16(const Variant& v, const ConvParams& p) {
-  return p.c >= kMinChannelsBf16 && p.cout >= kMinChannelsBf16 && TilesPerImage(v, p) >= kMinTilesBf16;
+  return p.c >= kMinChannelsF2 && p.cout >= kMinChannelsF2 && TilesPerImage(v, p) >= kMinTilesF2;
 }
 
 CpuEntry WinogradEntry(const Variant& v) {
@@ -362,23 +371,29 @@ CpuEntry WinogradEntry(const Variant& v) {
   e.id = v.id;
   e.ops = {"FusedConv"};
   e.params = runtime::ConvParamSpecs();
-  e.description = v.bf16 ? absl::StrCat(
-                               "own bf16 Winograd F(2x2, 3x3) on AVX512-BF16 (3x3 stride 1, even channels, no "
-                               "residual, none or ReLU; bf16): bf16 transforms around 16 vdpbf16ps GEMMs on 14 x 32 "
-                               "register tiles with f32 sums, U made at compile time; chosen where the CPU has "
-                               "AVX512-BF16, on >= ",
-                               kMinChannelsBf16, " channels and >= ", kMinTilesBf16, " tiles per image")
-                  : v.avx512
-                      ? absl::StrCat(
-                            "own Winograd F(4x4, 3x3) on AVX-512 (3x3 stride 1, no residual, none or ReLU; f32): "
-                            "transforms on 16 channels around 36 GEMMs on 14 x 32 register tiles, U made at compile "
-                            "time; chosen where the CPU has AVX-512")
-                      : absl::StrCat("own Winograd F(", v.m, "x", v.m,
-                                     ", 3x3) on AVX2 + FMA (3x3 stride 1, no residual, none or ReLU; f32, or bf16 "
-                                     "widened): f32 transforms around ",
-                                     v.Points(),
-                                     " GEMMs on 6 x 16 register tiles, U made at compile time; chosen "
-                                     "where the CPU has no AVX-512");
+  e.description =
+      v.bf16 ? absl::StrCat(
+                   "own bf16 Winograd F(2x2, 3x3) on AVX512-BF16 (3x3 stride 1, even channels, no "
+                   "residual, none or ReLU; bf16): bf16 transforms around 16 vdpbf16ps GEMMs on 14 x 32 "
+                   "register tiles with f32 sums, U made at compile time; chosen where the CPU has "
+                   "AVX512-BF16, on >= ",
+                   kMinChannelsF2, " channels and >= ", kMinTilesF2, " tiles per image")
+      : v.avx512 && v.m == 2 ? absl::StrCat(
+                                   "own Winograd F(2x2, 3x3) on AVX-512 (3x3 stride 1, no residual, none or ReLU; "
+                                   "f32): the portable transforms around 16 GEMMs on 14 x 32 register tiles, U made "
+                                   "at compile time; chosen where the CPU has AVX-512, on >= ",
+                                   kMinChannelsF2, " channels and >= ", kMinTilesF2,
+                                   " tiles per image where F(4x4) has fewer than ", kMinTiles4x4)
+      : v.avx512 ? absl::StrCat(
+                       "own Winograd F(4x4, 3x3) on AVX-512 (3x3 stride 1, no residual, none or ReLU; f32): "
+                       "transforms on 16 channels around 36 GEMMs on 14 x 32 register tiles, U made at compile "
+                       "time; chosen where the CPU has AVX-512")
+                 : absl::StrCat("own Winograd F(", v.m, "x", v.m,
+                                ", 3x3) on AVX2 + FMA (3x3 stride 1, no residual, none or ReLU; f32, or bf16 "
+                                "widened): f32 transforms around ",
+                                v.Points(),
+                                " GEMMs on 6 x 16 register tiles, U made at compile time; chosen "
+                                "where the CPU has no AVX-512");
   e.accepts = [v](const KernelSpec& spec) -> std::optional<std::string> {
     std::string why;
     std::optional<ConvParams> p = Parse(v, spec, &why);
@@ -391,6 +406,17 @@ CpuEntry WinogradEntry(const Variant& v) {
       if (!packed && !TakenByBf16(v, *p)) return std::nullopt;
       return absl::StrCat("own AVX512-BF16 Winograd F(2x2, 3x3), ", tiles, " tiles per image (",
                           runtime::DescribeConv(*p), ")", packed ? ": the plan's weights are packed for it" : "");
+    }
+    if (v.avx512 && v.m == 2) {
+      // AVX-512 code: never on a CPU without it, packed or not.
+      if (CpuSimdLevel() == SimdLevel::kAvx2) return std::nullopt;
+      const int64_t tiles = TilesPerImage(v, *p);
+      if (!packed && (TilesPerImage(kF4, *p) >= kMinTiles4x4 || tiles < kMinTilesF2 || p->c < kMinChannelsF2 ||
+                      p->cout < kMinChannelsF2)) {
+        return std::nullopt;
+      }
+      return absl::StrCat("own AVX-512 Winograd F(2x2, 3x3), ", tiles, " tiles per image (", runtime::DescribeConv(*p),
+                          ")", packed ? ": the plan's weights are packed for it" : "");
     }
     if (v.avx512) {
       // AVX-512 code: never on a CPU without it, packed or not.
@@ -436,6 +462,8 @@ CpuEntry WinogradEntry(const Variant& v) {
 
 std::vector<CpuEntry> Avx2WinogradEntries() { return {WinogradEntry(kF4), WinogradEntry(kF2)}; }
 
-std::vector<CpuEntry> Avx512WinogradEntries() { return {WinogradEntry(kF4Avx512), WinogradEntry(kF2Bf16)}; }
+std::vector<CpuEntry> Avx512WinogradEntries() {
+  return {WinogradEntry(kF4Avx512), WinogradEntry(kF2Avx512), WinogradEntry(kF2Bf16)};
+}
 
 }  // namespace gcomp::cpu::own
