@@ -21,8 +21,9 @@ CpuEntry Avx2ConvEntry();
 // The own Winograd F(4x4, 3x3) and F(2x2, 3x3) on AVX2 + FMA (winograd_avx2.cc), in that order;
 // the table tries them before every other convolution entry.
 std::vector<CpuEntry> Avx2WinogradEntries();
-// cpu.avx512.winograd4 (f32 F(4x4)) and cpu.avx512.winograd_bf16 (bf16 F(2x2) on AVX512-BF16), in
-// winograd_avx2.cc; the table tries them before oneDNN's Winograd entries.
+// cpu.avx512.winograd4 (f32 F(4x4)), cpu.avx512.winograd (f32 F(2x2), outputs under 16 F(4x4) tiles)
+// and cpu.avx512.winograd_bf16 (bf16 F(2x2) on AVX512-BF16), in that order, in winograd_avx2.cc;
+// the table tries them before oneDNN's Winograd entries.
 std::vector<CpuEntry> Avx512WinogradEntries();
 }  // namespace own
 

@@ -75,7 +75,8 @@ constexpr Variant kF4Avx512{"cpu.avx512.winograd4", "avx512-f32-winograd4-panels
 // f32 F(2x2) on AVX-512: the layers under 16 F(4x4) tiles per image (7x7 outputs); the portable
 // transforms of winograd.h.
 constexpr Variant kF2Avx512{"cpu.avx512.winograd", "avx512-f32-winograd-panels16", 2, true, 4 * kMiB};
-// bf16 F(2x2): V and U in bf16 (rounded after the transforms), M in f32. BLOCK_BYTES_PLACEHOLDER
+// bf16 F(2x2): V and U in bf16 (rounded after the transforms), M in f32; blocks of 2 and 8 MiB ran
+// ResNet-50's layers like 4, within the noise (README, Kernels).
 constexpr Variant kF2Bf16{"cpu.avx512.winograd_bf16", "avx512bf16-winograd-pairs16", 2, true, 4 * kMiB, true};
 
 int64_t Panels(int64_t n) { return (n + kTileCols - 1) / kTileCols; }
@@ -362,8 +363,10 @@ constexpr int64_t kMinTiles4x4 = 16;
 // the batch: a dynamic-batch plan runs its kernels at every batch.
 constexpr int64_t kMinChannelsF2 = 64, kMinTilesF2 = 16;
 
-bool TakenByBf16(const Variant& v, const ConvParams& p) {
-  return p.c >= kMinChannelsF2 && p.cout >= kMinChannelsF2 && TilesPerImage(v, p) >= kMinTilesF2;
+// Whether an AVX-512 F(2x2) takes the layer from plain weights (the f32 one leaves F(4x4) its own).
+bool TakenByF2(const Variant& v, const ConvParams& p) {
+  return p.c >= kMinChannelsF2 && p.cout >= kMinChannelsF2 && TilesPerImage(v, p) >= kMinTilesF2 &&
+         (v.bf16 || TilesPerImage(kF4, p) < kMinTiles4x4);
 }
 
 CpuEntry WinogradEntry(const Variant& v) {
@@ -399,24 +402,13 @@ CpuEntry WinogradEntry(const Variant& v) {
     std::optional<ConvParams> p = Parse(v, spec, &why);
     const bool packed = spec.inputs[1].format == v.format;
     if (!p) return std::nullopt;
-    if (v.bf16) {
-      // AVX512-BF16 code: never on a CPU without it, packed or not.
-      if (CpuSimdLevel() < SimdLevel::kAvx512Bf16) return std::nullopt;
-      const int64_t tiles = TilesPerImage(v, *p);
-      if (!packed && !TakenByBf16(v, *p)) return std::nullopt;
-      return absl::StrCat("own AVX512-BF16 Winograd F(2x2, 3x3), ", tiles, " tiles per image (",
-                          runtime::DescribeConv(*p), ")", packed ? ": the plan's weights are packed for it" : "");
-    }
     if (v.avx512 && v.m == 2) {
-      // AVX-512 code: never on a CPU without it, packed or not.
-      if (CpuSimdLevel() == SimdLevel::kAvx2) return std::nullopt;
-      const int64_t tiles = TilesPerImage(v, *p);
-      if (!packed && (TilesPerImage(kF4, *p) >= kMinTiles4x4 || tiles < kMinTilesF2 || p->c < kMinChannelsF2 ||
-                      p->cout < kMinChannelsF2)) {
-        return std::nullopt;
-      }
-      return absl::StrCat("own AVX-512 Winograd F(2x2, 3x3), ", tiles, " tiles per image (", runtime::DescribeConv(*p),
-                          ")", packed ? ": the plan's weights are packed for it" : "");
+      // AVX-512 (and AVX512-BF16) code: never on a CPU without it, packed or not.
+      if (CpuSimdLevel() < (v.bf16 ? SimdLevel::kAvx512Bf16 : SimdLevel::kAvx512)) return std::nullopt;
+      if (!packed && !TakenByF2(v, *p)) return std::nullopt;
+      return absl::StrCat("own ", v.bf16 ? "AVX512-BF16" : "AVX-512", " Winograd F(2x2, 3x3), ", TilesPerImage(v, *p),
+                          " tiles per image (", runtime::DescribeConv(*p), ")",
+                          packed ? ": the plan's weights are packed for it" : "");
     }
     if (v.avx512) {
       // AVX-512 code: never on a CPU without it, packed or not.
