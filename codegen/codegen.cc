@@ -1,9 +1,11 @@
 #include "codegen/codegen.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +31,9 @@ constexpr char kGcompVersion[] = "0.1.0";
 
 // Ops whose output is the input's memory under another shape.
 const std::set<std::string> kViewOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+
+// How far CheckElementsKept looks for a batch at which a reshape's counts agree (the --batch limit).
+constexpr int64_t kMaxBatchSearch = 4096;
 
 int64_t AlignUp(int64_t n, int64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
@@ -244,7 +249,54 @@ class Generator {
     return id;
   }
 
+  // Element count of `v` at `batch`; nullopt on overflow.
+  absl::StatusOr<std::optional<int64_t>> ElementsAt(const Value* v, int64_t batch) const {
+    int64_t n = 1;
+    for (const Dim& d : v->shape) {
+      ASSIGN_OR_RETURN(LinearDim l, Linear(v, d));
+      int64_t at = 0;
+      if (__builtin_mul_overflow(l.per_batch, batch, &at) || __builtin_add_overflow(at, l.fixed, &at) ||
+          __builtin_mul_overflow(n, at, &n)) {
+        return std::optional<int64_t>();
+      }
+    }
+    return std::optional<int64_t>(n);
+  }
+
+  // Reshape and its kin keep the element count. Shape inference takes a symbolic count on trust
+  // (an export may bake one batch size into a target shape: [N,2048] -> [1,2048]); a plan must
+  // hold it at every batch it accepts, or the output would be read or written past its memory.
+  absl::Status CheckElementsKept(const Node* n) const {
+    const Value* in = n->input(0);
+    const Value* out = n->output(0);
+    for (int64_t b = 1; b <= plan_->max_batch; ++b) {
+      ASSIGN_OR_RETURN(std::optional<int64_t> ni, ElementsAt(in, b));
+      ASSIGN_OR_RETURN(std::optional<int64_t> no, ElementsAt(out, b));
+      if (ni && no && *ni == *no) {
+        // Both counts are polynomials in the batch of degree at most the rank: equal at more
+        // points than that, they are equal at every batch.
+        if (b > static_cast<int64_t>(std::max(in->shape.size(), out->shape.size()))) break;
+        continue;
+      }
+      std::string agree;
+      for (int64_t k = 1; k <= kMaxBatchSearch && agree.empty(); ++k) {
+        auto ki = ElementsAt(in, k);
+        auto ko = ElementsAt(out, k);
+        if (ki.ok() && ko.ok() && *ki && *ko && **ki == **ko) {
+          agree = absl::StrCat("; they agree at batch ", k, k == 1 ? " (compile with --batch 1)" : "");
+        }
+      }
+      return Error(n, absl::StrCat("output '", out->name, "' ", ShapeToString(out->shape), " has ",
+                                   no ? absl::StrCat(*no) : std::string("more than 2^63"), " elements at batch ", b,
+                                   ", its input '", in->name, "' ", ShapeToString(in->shape), " has ",
+                                   ni ? absl::StrCat(*ni) : std::string("more than 2^63"), agree,
+                                   "; a plan for batch 1..", plan_->max_batch, " needs them equal at every batch"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Emit(const Node* n) {
+    if (kViewOps.count(n->op) && n->input(0) && n->output(0)) RETURN_IF_ERROR(CheckElementsKept(n));
     // Views: the output is the input's memory (not for graph outputs, which the caller owns).
     if (kViewOps.count(n->op) && n->input(0) && n->output(0) && !n->input(0)->is_constant() &&
         !g_.IsGraphOutput(n->output(0)) && n->input(0)->dtype == n->output(0)->dtype) {

@@ -811,6 +811,31 @@ def _(d):
                [out("y")]), d)
 
 
+@case("compile_reshape_count_one_batch",
+      ["{file}: node 'flat' (Reshape): output 'f' [1,8] has 8 elements at batch 2, its input 'x' [batch,8] has 16; "
+       "they agree at batch 1 (compile with --batch 1); a plan for batch 1..64 needs them equal at every batch"],
+      command=("compile", "{file}", "-o", "{dir}/model.gplan", "--target", "cpu"))
+def _(d):
+    """Reshape of a [batch, 8] input to a constant [1, 8] (as a trace at batch 1 bakes it; found by
+    fuzz_compile in a ViT whose head count came from the wrong dim): shape inference takes the
+    symbolic element count on trust, and the plan claimed batch 1..64 with a view the runtime
+    called invalid."""
+    save(reshape_one_batch_model(), d)
+
+
+@case("accepted_reshape_count_at_batch_one", ["{dir}/model.gplan: cpu plan, fp32, 1 steps, batch 1..1"],
+      command=("compile", "{file}", "-o", "{dir}/model.gplan", "--target", "cpu", "--batch", "1"), exit_code=0)
+def _(d):
+    """Not malformed: the same Reshape in a plan for batch 1 only, where the counts agree."""
+    save(reshape_one_batch_model(), d)
+
+
+def reshape_one_batch_model():
+    return model([helper.make_node("Reshape", ["x", "shape"], ["f"], name="flat"),
+                  helper.make_node("Relu", ["f"], ["y"], name="relu")],
+                 [vi("x", F, ["batch", 8])], [out("y")], [i64("shape", [1, 8])])
+
+
 @case("too_many_inputs", ["{file}: node 'relu' (Relu): has 2 inputs, expected 1"])
 def _(d):
     """Relu with two inputs."""
