@@ -32,9 +32,6 @@ constexpr char kGcompVersion[] = "0.1.0";
 // Ops whose output is the input's memory under another shape.
 const std::set<std::string> kViewOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
 
-// How far CheckElementsKept looks for a batch at which a reshape's counts agree (the --batch limit).
-constexpr int64_t kMaxBatchSearch = 4096;
-
 int64_t AlignUp(int64_t n, int64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 class Generator {
@@ -249,18 +246,26 @@ class Generator {
     return id;
   }
 
-  // Element count of `v` at `batch`; nullopt on overflow.
-  absl::StatusOr<std::optional<int64_t>> ElementsAt(const Value* v, int64_t batch) const {
-    int64_t n = 1;
+  absl::StatusOr<std::vector<LinearDim>> LinearDims(const Value* v) const {
+    std::vector<LinearDim> dims;
     for (const Dim& d : v->shape) {
       ASSIGN_OR_RETURN(LinearDim l, Linear(v, d));
+      dims.push_back(l);
+    }
+    return dims;
+  }
+
+  // Element count of `dims` at `batch`; nullopt on overflow.
+  static std::optional<int64_t> ElementsAt(const std::vector<LinearDim>& dims, int64_t batch) {
+    int64_t n = 1;
+    for (const LinearDim& l : dims) {
       int64_t at = 0;
       if (__builtin_mul_overflow(l.per_batch, batch, &at) || __builtin_add_overflow(at, l.fixed, &at) ||
           __builtin_mul_overflow(n, at, &n)) {
-        return std::optional<int64_t>();
+        return std::nullopt;
       }
     }
-    return std::optional<int64_t>(n);
+    return n;
   }
 
   // Reshape and its kin keep the element count. Shape inference takes a symbolic count on trust
@@ -269,27 +274,25 @@ class Generator {
   absl::Status CheckElementsKept(const Node* n) const {
     const Value* in = n->input(0);
     const Value* out = n->output(0);
-    for (int64_t b = 1; b <= plan_->max_batch; ++b) {
-      ASSIGN_OR_RETURN(std::optional<int64_t> ni, ElementsAt(in, b));
-      ASSIGN_OR_RETURN(std::optional<int64_t> no, ElementsAt(out, b));
-      if (ni && no && *ni == *no) {
-        // Both counts are polynomials in the batch of degree at most the rank: equal at more
-        // points than that, they are equal at every batch.
-        if (b > static_cast<int64_t>(std::max(in->shape.size(), out->shape.size()))) break;
-        continue;
-      }
+    ASSIGN_OR_RETURN(std::vector<LinearDim> din, LinearDims(in));
+    ASSIGN_OR_RETURN(std::vector<LinearDim> dout, LinearDims(out));
+    auto agree_at = [&](int64_t b) {
+      const std::optional<int64_t> ni = ElementsAt(din, b);
+      return ni && ni == ElementsAt(dout, b);
+    };
+    // Both counts are polynomials in the batch of degree at most the rank: equal at more points
+    // than that, they are equal at every batch.
+    const int64_t enough = static_cast<int64_t>(std::max(din.size(), dout.size())) + 1;
+    for (int64_t b = 1; b <= std::min(plan_->max_batch, enough); ++b) {
+      if (agree_at(b)) continue;
       std::string agree;
-      for (int64_t k = 1; k <= kMaxBatchSearch && agree.empty(); ++k) {
-        auto ki = ElementsAt(in, k);
-        auto ko = ElementsAt(out, k);
-        if (ki.ok() && ko.ok() && *ki && *ko && **ki == **ko) {
-          agree = absl::StrCat("; they agree at batch ", k, k == 1 ? " (compile with --batch 1)" : "");
-        }
+      for (int64_t k = 1; k <= kMaxPlanBatch && agree.empty(); ++k) {
+        if (agree_at(k)) agree = absl::StrCat("; they agree at batch ", k, k == 1 ? " (compile with --batch 1)" : "");
       }
+      auto count = [](std::optional<int64_t> c) { return c ? absl::StrCat(*c) : std::string("more than 2^63"); };
       return Error(n, absl::StrCat("output '", out->name, "' ", ShapeToString(out->shape), " has ",
-                                   no ? absl::StrCat(*no) : std::string("more than 2^63"), " elements at batch ", b,
-                                   ", its input '", in->name, "' ", ShapeToString(in->shape), " has ",
-                                   ni ? absl::StrCat(*ni) : std::string("more than 2^63"), agree,
+                                   count(ElementsAt(dout, b)), " elements at batch ", b, ", its input '", in->name,
+                                   "' ", ShapeToString(in->shape), " has ", count(ElementsAt(din, b)), agree,
                                    "; a plan for batch 1..", plan_->max_batch, " needs them equal at every batch"));
     }
     return absl::OkStatus();

@@ -26,6 +26,8 @@ inline constexpr int64_t kMaxPlanEntries = 10 * kMaxNodes;
 inline constexpr int64_t kMaxArenaBytes = int64_t{64} << 30;
 // The workspace one step's kernel may ask for.
 inline constexpr int64_t kMaxWorkspaceBytes = int64_t{16} << 30;
+// A plan's largest batch (compile --batch).
+inline constexpr int64_t kMaxPlanBatch = 4096;
 // A symbolic dim's polynomial: its terms (batch*197+1 has 2) and the symbols multiplied in one
 // term (batch*seq has 2; the element count of a rank-8 tensor of symbolic dims has 8).
 inline constexpr int64_t kMaxDimTerms = 32;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
+#include "core/limits.h"
 #include "frontend/onnx_import.h"
 #include "graph/printer.h"
 #include "frontend/tensor_proto.h"
@@ -239,8 +240,9 @@ absl::StatusOr<std::unique_ptr<plan::Plan>> CompileGraph(const Args& args, std::
   }
   if (a.Has("--batch")) {
     int64_t b = 0;
-    if (!absl::SimpleAtoi(a.Get("--batch"), &b) || b < 1 || b > 4096) {
-      return absl::InvalidArgumentError(absl::StrCat("--batch '", a.Get("--batch"), "', expected 1..4096"));
+    if (!absl::SimpleAtoi(a.Get("--batch"), &b) || b < 1 || b > kMaxPlanBatch) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--batch '", a.Get("--batch"), "', expected 1..", kMaxPlanBatch));
     }
     o.max_batch = b;
   }
