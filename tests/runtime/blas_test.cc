@@ -774,6 +774,29 @@ TEST(BlasGemm, Bf16GeluAsOwnPass) {
   }
 }
 
+// The same pass in row parts (onednn_kernels.cc, GeluParts: about 3 MiB of f32 result each): 5500
+// rows of N 301 run as three parts, 1834, 1834 and a last one of 1832, each part's matmul into the
+// same workspace rows and GELU of it into its rows of Y; against the reference, with the weights
+// packed for this batch (the reason names the parts) and for batch 5 (one part there).
+TEST(BlasGemm, Bf16GeluPassInParts) {
+  if (own::CpuSimdLevel() < own::SimdLevel::kAvx512Bf16) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
+  const GemmCase c{"three parts, the last shorter", {5500, 64}, 301, false, true, false, "gelu", 1.0f};
+  Attributes attrs;
+  std::vector<In> ins = GemmInputs(c, DType::kBF16, &attrs);
+  for (int64_t pack_batch : {0, 5}) {
+    for (int threads : {1, 2}) {
+      Options o;
+      o.dtype = DType::kBF16;
+      o.pack = true;
+      o.pack_batch = pack_batch;
+      o.threads = threads;
+      o.workspace = true;
+      o.reason_has = pack_batch ? "GELU rounded to bf16 by an own AVX-512 pass" : "pass, in parts of 1834 rows";
+      EXPECT_TRUE(Check("cpu.onednn.gemm", "FusedGemm", ins, attrs, o, c.what)) << pack_batch << " " << threads;
+    }
+  }
+}
+
 // And f32 below AVX-512: [K, N] weights of N 1024 get padded rows (stored so in the plan, or
 // widened into them from a bf16 or AVX-512 packing).
 TEST(BlasGemm, WithoutAvx512) {

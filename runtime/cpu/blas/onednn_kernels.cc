@@ -269,6 +269,10 @@ struct Design {
   bool residual_binary = false;  // ResidualAsBinary: the residual is a post-op's SRC_1
   bool padded_weights = false;   // PaddedWeightRows
   bool gelu_pass = false;        // GeluPass: dst is f32 workspace, the GELU a pass of its own
+  // GeluPass in row parts (GeluParts): primitives for `part_rows` rows and for the last part's
+  // `tail_rows` (0: all parts have part_rows), the same weights layout as pd's.
+  int64_t part_rows = 0, tail_rows = 0;
+  dnnl::primitive_desc part_pd, tail_pd;
 };
 
 // Whether a matmul's [K, N] weights get rows of N + kRowPad values: on implementations other than
@@ -330,7 +334,41 @@ bool GeluPass(const GemmParams& p) {
 
 // The reason's note for a design whose GELU runs as the own pass.
 std::string GeluPassNote(const Design& d) {
-  return d.gelu_pass ? ", f32 result, GELU rounded to bf16 by an own AVX-512 pass" : "";
+  if (!d.gelu_pass) return "";
+  return absl::StrCat(", f32 result, GELU rounded to bf16 by an own AVX-512 pass",
+                      d.part_rows ? absl::StrCat(", in parts of ", d.part_rows, " rows") : "");
+}
+
+// A GeluPass matmul of at least two parts' rows runs in parts of about kGeluPartBytes of f32
+// result (GeluParts): a part's matmul into the workspace, then the pass over it while it is still
+// in the cache, where one matmul wrote the whole f32 result (19 MB for ViT-B/16's 768->3072 at
+// batch 8) and the pass read it back from memory. ViT-B/16 bf16 at batch 8 (`gcomp bench PLAN
+// --batch 8 --threads 2 --profile`, three alternating pairs, each step against the 3072->768
+// matmul of the same FLOPs in the same run): 0.99-1.27 ms more than that matmul before, 0.69-0.98
+// in parts; the workspace falls from 19 to 3 MB (peak RSS 409.6 -> 394.0 MB).
+constexpr int64_t kGeluPartBytes = 3 << 20;
+
+void GeluParts(const GemmParams& p, const Epilogue& epi, Design& d) {
+  const int64_t target = kGeluPartBytes / (p.n * static_cast<int64_t>(sizeof(float)));
+  if (target < 1 || p.m < 2 * target) return;
+  const int64_t parts = (p.m + target - 1) / target, rows = (p.m + parts - 1) / parts;
+  const int64_t tail = p.m - (parts - 1) * rows;
+  const dt a = d.src.data_type();
+  auto make = [&](int64_t m) {
+    memory::desc dst({m, p.n}, dt::f32, tag::ab);
+    dnnl::matmul::desc desc(memory::desc({m, p.k}, a, tag::ab), memory::desc({p.k, p.n}, a, tag::any), d.bias, dst);
+    return dnnl::matmul::primitive_desc(desc, MakeAttr(epi, dst), Engine());
+  };
+  dnnl::matmul::primitive_desc part = make(rows);
+  if (part.weights_desc() != d.weights) return;
+  if (tail != rows) {
+    dnnl::matmul::primitive_desc last = make(tail);
+    if (last.weights_desc() != d.weights) return;
+    d.tail_pd = last;
+    d.tail_rows = tail;
+  }
+  d.part_pd = part;
+  d.part_rows = rows;
 }
 
 absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
@@ -356,6 +394,7 @@ absl::StatusOr<Design> GemmDesign(const KernelSpec& spec, const GemmParams& p) {
     d.residual_binary = ResidualAsBinary(p.epi, a);
     d.weights = pd.weights_desc();
     d.pd = pd;
+    if (d.gelu_pass) GeluParts(p, epi, d);
     return d;
   } catch (const dnnl::error& e) {
     return DnnlError(spec, e);
@@ -478,7 +517,13 @@ class OneDnnKernel : public ShapedKernel {
     if (d.gelu_pass) {
       gelu_pass_ = true;
       dst_elems_ = NumElements(spec.outputs[0].dims);
-      dst32_bytes_ = Align64(static_cast<size_t>(dst_elems_) * sizeof(float));
+      part_rows_ = d.part_rows;
+      tail_rows_ = d.tail_rows;
+      if (part_rows_) {
+        row_elems_ = d.dst.dims()[1];
+        src_row_bytes_ = d.src.dims()[1] * static_cast<int64_t>(memory::data_type_size(d.src.data_type()));
+      }
+      dst32_bytes_ = Align64(static_cast<size_t>(part_rows_ ? part_rows_ * row_elems_ : dst_elems_) * sizeof(float));
     }
     try {
       const Operand& w = spec.inputs[1];
@@ -512,6 +557,10 @@ class OneDnnKernel : public ShapedKernel {
       SetThreads(threads_);
       RETURN_IF_ERROR(p_.Bind(spec, d, memory(d.src, Engine(), DNNL_MEMORY_NONE),
                               memory(d.dst, Engine(), DNNL_MEMORY_NONE), weights_));
+      if (part_rows_) {
+        RETURN_IF_ERROR(BindPart(spec, d, d.part_pd, part_, weights_));
+        if (tail_rows_) RETURN_IF_ERROR(BindPart(spec, d, d.tail_pd, tail_, weights_));
+      }
     } catch (const dnnl::error& e) {
       return DnnlError(spec, e);
     }
@@ -551,6 +600,10 @@ class OneDnnKernel : public ShapedKernel {
     }
     try {
       SetThreads(threads_);
+      if (part_rows_) {
+        RunParts(inputs[0], dst32, static_cast<uint16_t*>(outputs[0]));
+        return absl::OkStatus();
+      }
       p_.src.set_data_handle(through_f32_ ? src32 : const_cast<void*>(inputs[0]));
       p_.dst.set_data_handle(through_f32_ || gelu_pass_ ? dst32 : outputs[0]);
       p_.prim.execute(p_.stream, p_.args);
@@ -564,9 +617,39 @@ class OneDnnKernel : public ShapedKernel {
   }
 
  private:
+  // A part's primitive (GeluParts): `pd` with its own src and dst handles, the kernel's weights.
+  static absl::Status BindPart(const KernelSpec& spec, const Design& d, const dnnl::primitive_desc& pd,
+                               BoundPrimitive& b, const uint8_t* w) {
+    Design part = d;
+    part.pd = pd;
+    part.src = pd.src_desc();
+    part.dst = pd.dst_desc();
+    return b.Bind(spec, part, memory(part.src, Engine(), DNNL_MEMORY_NONE), memory(part.dst, Engine(), DNNL_MEMORY_NONE),
+                  w);
+  }
+
+  // The matmul and GELU pass part by part: each part's f32 result into the same workspace rows,
+  // then GELU of it into its rows of Y.
+  void RunParts(const void* x, float* dst32, uint16_t* y) {
+    const auto* src = static_cast<const uint8_t*>(x);
+    const int64_t m = dst_elems_ / row_elems_;
+    for (int64_t r = 0; r < m; r += part_rows_) {
+      const bool last = tail_rows_ && r + part_rows_ > m;
+      BoundPrimitive& b = last ? tail_ : part_;
+      const int64_t rows = last ? tail_rows_ : part_rows_;
+      b.src.set_data_handle(const_cast<uint8_t*>(src + r * src_row_bytes_));
+      b.dst.set_data_handle(dst32);
+      b.prim.execute(b.stream, b.args);
+      b.stream.wait();
+      ParallelGelu(dst32, y + r * row_elems_, rows * row_elems_, threads_);
+    }
+  }
+
   std::string name_;
   int threads_ = 1;
   bool has_residual_ = false;
+  int64_t part_rows_ = 0, tail_rows_ = 0, row_elems_ = 0, src_row_bytes_ = 0;
+  BoundPrimitive part_, tail_;
   size_t dst_bytes_ = 0;
   bool through_f32_ = false;  // ThroughF32: the primitive runs on f32 blocks of the workspace
   bool gelu_pass_ = false;    // GeluPass: the primitive's f32 result in the workspace, GELU into Y
