@@ -555,11 +555,12 @@ class OneDnnKernel : public ShapedKernel {
         weights_ = owned_weights_.data();
       }
       SetThreads(threads_);
-      RETURN_IF_ERROR(p_.Bind(spec, d, memory(d.src, Engine(), DNNL_MEMORY_NONE),
-                              memory(d.dst, Engine(), DNNL_MEMORY_NONE), weights_));
-      if (part_rows_) {
+      if (part_rows_) {  // the whole matmul's primitive would never run
         RETURN_IF_ERROR(BindPart(spec, d, d.part_pd, part_, weights_));
         if (tail_rows_) RETURN_IF_ERROR(BindPart(spec, d, d.tail_pd, tail_, weights_));
+      } else {
+        RETURN_IF_ERROR(p_.Bind(spec, d, memory(d.src, Engine(), DNNL_MEMORY_NONE),
+                                memory(d.dst, Engine(), DNNL_MEMORY_NONE), weights_));
       }
     } catch (const dnnl::error& e) {
       return DnnlError(spec, e);
