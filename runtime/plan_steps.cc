@@ -57,7 +57,8 @@ std::vector<uint8_t*> BufferAddresses(const plan::Plan& plan, int64_t batch, uin
 }
 
 absl::Status StepError(const plan::Step& s, const absl::Status& st) {
-  return absl::Status(st.code(), absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
+  return absl::Status(st.code(),
+                      absl::StrCat("step '", s.name, "' (", s.op, ", kernel ", s.kernel, "): ", st.message()));
 }
 
 absl::StatusOr<std::vector<const KernelEntry*>> CheckedEntries(const plan::Plan& plan, const BackendKernels& backend) {
@@ -182,7 +183,62 @@ absl::Status CheckCapacities(const plan::Plan& plan, int64_t batch) {
       const BufferKind k = plan.buffers[RootBuffer(plan, id)].kind;
       if (k == BufferKind::kConstant || k == BufferKind::kInput) {
         return invalid(plan.buffers[id], absl::StrCat("is written by step '", s.name, "' but is a ",
-                                                        k == BufferKind::kConstant ? "weight" : "caller input"));
+                                                      k == BufferKind::kConstant ? "weight" : "caller input"));
+      }
+    }
+  }
+  // A step's outputs may not share bytes with each other, nor with its inputs except an input its
+  // kernel allows it to write over, which must start where the output does: kernels copy with
+  // memcpy and write outputs while they read inputs.
+  struct Range {
+    int64_t region = -1;  // 0: the batch arena, 1: the fixed arena, 2 + i: the run's output i
+    int64_t begin = 0, end = 0;
+  };
+  auto range_of = [&](int32_t id) {
+    const Buffer& root = plan.buffers[RootBuffer(plan, id)];
+    Range r;
+    switch (root.kind) {
+      case BufferKind::kBatchArena:
+        r.region = 0;
+        r.begin = root.offset * batch;
+        break;
+      case BufferKind::kFixedArena:
+        r.region = 1;
+        r.begin = root.offset;
+        break;
+      case BufferKind::kOutput:
+        r.region = 2 + root.io_index;
+        break;
+      default:
+        break;  // never written: weights and caller inputs
+    }
+    r.end = r.begin + bytes_of(plan.buffers[id]);
+    return r;
+  };
+  auto overlap = [](const Range& a, const Range& b) {
+    return a.region >= 0 && a.region == b.region && a.begin < b.end && b.begin < a.end;
+  };
+  for (const plan::Step& s : plan.steps) {
+    for (size_t k = 0; k < s.outputs.size(); ++k) {
+      const Range out = range_of(s.outputs[k]);
+      for (size_t j = 0; j < k; ++j) {
+        if (overlap(out, range_of(s.outputs[j]))) {
+          return invalid(plan.buffers[s.outputs[k]],
+                         absl::StrCat("shares memory with '", plan.buffers[s.outputs[j]].name,
+                                      "', another output of step '", s.name, "'"));
+        }
+      }
+      for (size_t j = 0; j < s.inputs.size(); ++j) {
+        if (s.inputs[j] < 0) continue;
+        const Range in = range_of(s.inputs[j]);
+        if (!overlap(out, in)) continue;
+        const bool in_place = k < s.in_place.size() && s.in_place[k] == static_cast<int32_t>(j);
+        if (!in_place || in.begin != out.begin) {
+          return invalid(plan.buffers[s.outputs[k]],
+                         absl::StrCat("is written by step '", s.name, "' over part of its input ", j, " '",
+                                      plan.buffers[s.inputs[j]].name, "'",
+                                      in_place ? " (in place, but not at the same address)" : ""));
+        }
       }
     }
   }

@@ -31,7 +31,8 @@ absl::StatusOr<std::vector<const KernelEntry*>> CheckedEntries(const plan::Plan&
 absl::StatusOr<int64_t> BatchOf(const plan::Plan& plan, const std::map<std::string, InputDecl>& inputs);
 
 // Every buffer's bytes at `batch` fit the memory it resolves to; steps write only arena or output
-// memory.
+// memory; a step's outputs share no bytes with each other or with its inputs, except an input it
+// writes over in place from the same address.
 absl::Status CheckCapacities(const plan::Plan& plan, int64_t batch);
 
 std::vector<int64_t> DimsAt(const plan::Buffer& b, int64_t batch);

@@ -3,21 +3,22 @@
 // plan, kernel launch counts, and the errors a caller can cause; the cpu executor running a batch
 // in parts.
 #include <cmath>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
-#include "plan/plan_file.h"
 #include "frontend/onnx_import.h"
 #include "gcomp/gcomp.h"
 #include "graph/interpreter.h"
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
+#include "plan/plan_file.h"
 #include "runtime/backend.h"
 #include "runtime/cpu/batch_parts.h"
+#include "runtime/plan_steps.h"
 
 namespace {
 
@@ -139,7 +140,8 @@ TEST_F(ApiTest, RefusesWhatTheCallerGetsWrong) {
   expect_error({gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 1)),
                 gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 1))},
                "given twice");
-  expect_error({gcomp::HostTensor::Float32("input", {5, 3, 64, 64}, Image(5, 1))}, "batch 5 is outside the plan's 1..4");
+  expect_error({gcomp::HostTensor::Float32("input", {5, 3, 64, 64}, Image(5, 1))},
+               "batch 5 is outside the plan's 1..4");
   expect_error({gcomp::HostTensor::Float32("input", {1, 3, 32, 64}, std::vector<float>(3 * 32 * 64, 0.5f))},
                "expected [batch,3,64,64]");
   gcomp::HostTensor short_data = gcomp::HostTensor::Float32("input", {1, 3, 64, 64}, Image(1, 1));
@@ -187,8 +189,11 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
     return p.steps.front();
   };
   // The input layout Transpose with a repeated axis.
-  refused([&](Plan& p) { find(p, "Transpose").params.Set("perm", std::vector<int64_t>{0, 0, 0, 0}); },
-          "invalid plan: step");
+  refused(
+      [&](Plan& p) {
+        find(p, "Transpose").params.Set("perm", std::vector<int64_t>{0, 0, 0, 0});
+      },
+      "invalid plan: step");
   // A conv whose output buffer claims other dims than the conv gives.
   refused([&](Plan& p) { p.buffers[find(p, "FusedConv").outputs[0]].dims.back().fixed += 1; },
           "invalid plan: buffer '/conv1/Conv_1_out' needs");
@@ -262,6 +267,41 @@ TEST_F(ApiTest, RefusesPlansThatContradictTheirOps) {
   // allow.
   refused([&](Plan& p) { find(p, "FusedConv").params_version += 1; }, "has parameter version");
   refused([&](Plan& p) { find(p, "Transpose").in_place = {0}; }, "does not allow");
+  // A step whose output starts 64 bytes into its input's memory (found by fuzz_plan in the fixed
+  // arena: a copy kernel's memcpy then had overlapping source and destination), and the same with
+  // the in-place pair declared.
+  // (An in-place output is an alias of its input: it becomes an arena buffer of its own.)
+  auto shift_output = [](Plan& p, gcomp::plan::Step& s, size_t input) {
+    const gcomp::plan::Buffer& in = p.buffers[gcomp::runtime::RootBuffer(p, s.inputs[input])];
+    gcomp::plan::Buffer& out = p.buffers[s.outputs[0]];
+    ASSERT_EQ(in.kind, gcomp::plan::BufferKind::kBatchArena);
+    if (out.kind == gcomp::plan::BufferKind::kAlias) {
+      out.kind = gcomp::plan::BufferKind::kBatchArena;
+      out.alias_of = -1;
+      out.bytes = in.bytes;
+    }
+    ASSERT_EQ(out.kind, gcomp::plan::BufferKind::kBatchArena);
+    out.offset = in.offset + 64;
+    p.batch_arena_bytes = std::max(p.batch_arena_bytes, out.offset + out.bytes);
+  };
+  refused(
+      [&](Plan& p) {
+        int seen = 0;
+        for (auto& s : p.steps) {
+          if (s.op == "FusedConv" && ++seen == 2) return shift_output(p, s, 0);
+        }
+        FAIL() << "the plan has fewer than two convolutions";
+      },
+      "over part of its input 0");
+  refused(
+      [&](Plan& p) {
+        for (auto& s : p.steps) {
+          if (!s.in_place.empty() && s.in_place[0] == 3) return shift_output(p, s, 3);
+        }
+        FAIL() << "the plan has no residual step writing over its residual input";
+      },
+      "over part of its input 3 '/layer1/layer1.0/downsample/downsample.0/Conv_1_out_0' (in place, but not at the same "
+      "address)");
 }
 
 // Without the op table, each kernel checks its own operands: a step whose output claims other dims
@@ -297,7 +337,8 @@ void CheckEveryStep(const gcomp::plan::Plan& plan, int64_t min_refusals) {
     for (size_t axis = 0; axis < plan.buffers[out].dims.size(); ++axis) {
       Plan p = plan;
       gcomp::plan::Buffer& b = p.buffers[out];
-      if (b.kind == gcomp::plan::BufferKind::kOutput) continue;  // the caller's tensor: dims fixed by the plan's outputs
+      if (b.kind == gcomp::plan::BufferKind::kOutput)
+        continue;  // the caller's tensor: dims fixed by the plan's outputs
       b.dims[axis].fixed += 1;
       // Room for the larger output wherever it lives, so that only the kernel can object.
       for (auto& buf : p.buffers) {
