@@ -24,34 +24,53 @@ int RootBuffer(const plan::Plan& plan, int id) {
   return id;
 }
 
+BufferPlace PlaceAt(const plan::Plan& plan, int id, int64_t batch) {
+  const Buffer& root = plan.buffers[RootBuffer(plan, id)];
+  BufferPlace p;
+  p.kind = root.kind;
+  switch (root.kind) {
+    case BufferKind::kBatchArena:
+      p.offset = root.offset * batch;
+      break;
+    case BufferKind::kFixedArena:
+    case BufferKind::kConstant:
+      p.offset = root.offset;
+      break;
+    case BufferKind::kInput:
+    case BufferKind::kOutput:
+      p.io_index = root.io_index;
+      break;
+    case BufferKind::kAlias:
+      break;  // RootBuffer never returns one
+  }
+  return p;
+}
+
 std::vector<uint8_t*> BufferAddresses(const plan::Plan& plan, int64_t batch, uint8_t* batch_arena, uint8_t* fixed_arena,
                                       const uint8_t* weights, const std::vector<uint8_t*>& inputs,
                                       const std::vector<uint8_t*>& outputs) {
   std::vector<uint8_t*> addr(plan.buffers.size(), nullptr);
   for (size_t id = 0; id < plan.buffers.size(); ++id) {
-    const Buffer& b = plan.buffers[id];
-    switch (b.kind) {
+    const BufferPlace p = PlaceAt(plan, static_cast<int>(id), batch);
+    switch (p.kind) {
       case BufferKind::kBatchArena:
-        addr[id] = batch_arena + b.offset * batch;
+        addr[id] = batch_arena + p.offset;
         break;
       case BufferKind::kFixedArena:
-        addr[id] = fixed_arena + b.offset;
+        addr[id] = fixed_arena + p.offset;
         break;
       case BufferKind::kConstant:
-        addr[id] = const_cast<uint8_t*>(weights + b.offset);
+        addr[id] = const_cast<uint8_t*>(weights + p.offset);
         break;
       case BufferKind::kInput:
-        addr[id] = inputs[b.io_index];
+        addr[id] = inputs[p.io_index];
         break;
       case BufferKind::kOutput:
-        addr[id] = outputs[b.io_index];
+        addr[id] = outputs[p.io_index];
         break;
       case BufferKind::kAlias:
         break;
     }
-  }
-  for (size_t id = 0; id < plan.buffers.size(); ++id) {
-    if (plan.buffers[id].kind == BufferKind::kAlias) addr[id] = addr[RootBuffer(plan, static_cast<int>(id))];
   }
   return addr;
 }
@@ -195,23 +214,13 @@ absl::Status CheckCapacities(const plan::Plan& plan, int64_t batch) {
     int64_t begin = 0, end = 0;
   };
   auto range_of = [&](int32_t id) {
-    const Buffer& root = plan.buffers[RootBuffer(plan, id)];
+    const BufferPlace p = PlaceAt(plan, id, batch);
     Range r;
-    switch (root.kind) {
-      case BufferKind::kBatchArena:
-        r.region = 0;
-        r.begin = root.offset * batch;
-        break;
-      case BufferKind::kFixedArena:
-        r.region = 1;
-        r.begin = root.offset;
-        break;
-      case BufferKind::kOutput:
-        r.region = 2 + root.io_index;
-        break;
-      default:
-        break;  // never written: weights and caller inputs
-    }
+    r.region = p.kind == BufferKind::kBatchArena   ? 0
+               : p.kind == BufferKind::kFixedArena ? 1
+               : p.kind == BufferKind::kOutput     ? 2 + p.io_index
+                                                   : -1;  // never written: weights and caller inputs
+    r.begin = p.offset;
     r.end = r.begin + bytes_of(plan.buffers[id]);
     return r;
   };

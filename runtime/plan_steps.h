@@ -41,8 +41,18 @@ int RootBuffer(const plan::Plan& plan, int id);
 // Step `s` as its kernel sees it at `batch` (constants point into the plan's host weights).
 KernelSpec SpecAt(const plan::Plan& plan, const plan::Step& s, int64_t batch, int threads);
 
-// Every buffer's memory at `batch`: the batch arena (offsets scaled by the batch), the fixed arena,
-// the weights, the run's inputs and outputs (by io_index), aliases resolved to their roots.
+// Where buffer `id`'s memory is at `batch`, aliases resolved to their roots: which memory (its
+// root's kind: the batch arena, the fixed arena, the weights, a run input or output), the byte
+// offset in it (batch-arena offsets scaled by the batch; 0 in a caller's tensor) and the caller
+// tensor's io_index (-1 elsewhere). BufferAddresses and CheckCapacities' overlap rule both use it.
+struct BufferPlace {
+  plan::BufferKind kind = plan::BufferKind::kAlias;
+  int64_t offset = 0;
+  int64_t io_index = -1;
+};
+BufferPlace PlaceAt(const plan::Plan& plan, int id, int64_t batch);
+
+// Every buffer's memory at `batch` (PlaceAt's), as addresses.
 std::vector<uint8_t*> BufferAddresses(const plan::Plan& plan, int64_t batch, uint8_t* batch_arena, uint8_t* fixed_arena,
                                       const uint8_t* weights, const std::vector<uint8_t*>& inputs,
                                       const std::vector<uint8_t*>& outputs);
