@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Two cpu plans of one model, step by step, in alternating rounds.
+
+A VM's speed moves by 10-40% within minutes, so two plans timed one after the other can differ by
+more than the change between them. This runs `gcomp bench PLAN --profile` on plan A, then plan B,
+then A again, for the given number of rounds (short runs each), and reports per step the minimum
+and the median over the rounds of each plan's mean step time, with the steps whose kernel differs
+or whose minima differ by more than --threshold ms. The sums of the per-step minima and the rounds'
+p50 latencies (minimum and median) give the whole-plan comparison.
+
+Usage: plan_ab.py GCOMP A.gplan B.gplan [--batch 1] [--threads 2] [--rounds 8] [--iterations 15]
+       [--threshold 0.03]
+"""
+import argparse
+import collections
+import re
+import statistics
+import subprocess
+import sys
+
+STEP = re.compile(r"\s+#(\d+)\s+([\d.]+) ms\s+\S+\s+(\S+)")
+LATENCY = re.compile(r"latency ms: p50 ([\d.]+)")
+
+
+def run(gcomp, plan, args):
+    cmd = [gcomp, "bench", plan, "--batch", str(args.batch), "--threads", str(args.threads), "--iterations",
+           str(args.iterations), "--profile", "--profile-top", "100000"]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-2000:]}")
+    steps, p50 = {}, None
+    for line in r.stdout.splitlines():
+        m = STEP.match(line)
+        if m:
+            steps[int(m.group(1))] = (float(m.group(2)), m.group(3))
+        m = LATENCY.search(line)
+        if m:
+            p50 = float(m.group(1))
+    if not steps or p50 is None:
+        sys.exit(f"{' '.join(cmd)}: no profile in its output:\n{r.stdout[-2000:]}")
+    return steps, p50
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("gcomp")
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--iterations", type=int, default=15)
+    ap.add_argument("--threshold", type=float, default=0.03)
+    args = ap.parse_args()
+    plans = (args.a, args.b)
+    times = {p: collections.defaultdict(list) for p in plans}
+    kernel = {p: {} for p in plans}
+    p50 = {p: [] for p in plans}
+    for _ in range(args.rounds):
+        for p in plans:
+            steps, lat = run(args.gcomp, p, args)
+            p50[p].append(lat)
+            for s, (ms, k) in steps.items():
+                times[p][s].append(ms)
+                kernel[p][s] = k
+    if sorted(times[args.a]) != sorted(times[args.b]):
+        sys.exit(f"the plans have different steps: {len(times[args.a])} and {len(times[args.b])}")
+    print(f"batch {args.batch}, {args.threads} threads, {args.rounds} rounds of {args.iterations} runs, alternating")
+    print(f"A {args.a}\nB {args.b}")
+    print(f"{'step':>5} {'A kernel':24} {'A min':>7} {'(median)':>9} {'B kernel':24} {'B min':>7} {'(median)':>9}  B/A")
+    total = {p: 0.0 for p in plans}
+    for s in sorted(times[args.a]):
+        lo = {p: min(times[p][s]) for p in plans}
+        mid = {p: statistics.median(times[p][s]) for p in plans}
+        for p in plans:
+            total[p] += lo[p]
+        a, b = plans
+        if kernel[a][s] != kernel[b][s] or abs(lo[a] - lo[b]) > args.threshold:
+            ratio = lo[b] / lo[a] if lo[a] > 0 else float("nan")
+            print(f"#{s:<4} {kernel[a][s]:24} {lo[a]:7.3f} ({mid[a]:7.3f}) {kernel[b][s]:24} {lo[b]:7.3f} "
+                  f"({mid[b]:7.3f})  {ratio:.2f}")
+    for name, p in zip("AB", plans):
+        print(f"{name}: steps' minima sum {total[p]:.3f} ms; p50 latency min {min(p50[p]):.3f}, "
+              f"median {statistics.median(p50[p]):.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
