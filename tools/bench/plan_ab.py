@@ -2,14 +2,17 @@
 """Two cpu plans of one model, step by step, in alternating rounds.
 
 A VM's speed moves by 10-40% within minutes, so two plans timed one after the other can differ by
-more than the change between them. This runs `gcomp bench PLAN --profile` on plan A, then plan B,
-then A again, for the given number of rounds (short runs each), and reports per step the minimum
-and the median over the rounds of each plan's mean step time, with the steps whose kernel differs
-or whose minima differ by more than --threshold ms. The sums of the per-step minima and the rounds'
-p50 latencies (minimum and median) give the whole-plan comparison.
+more than the change between them. This runs `gcomp bench PLAN --profile --warmup W --iterations
+N` on plan A, then plan B, then A again, for the given number of rounds, and reports per step the
+minimum and the median over the rounds of each plan's mean step time (bench's mean over its
+warm-up and timed runs alike), with the steps whose kernel differs or whose minima differ by more
+than --threshold ms. The sums of the per-step minima and the rounds' p50 latencies (minimum and
+median) give the whole-plan comparison. The plans must run the same ops in the same order (e.g. the
+same model compiled with different --exclude-kernels); it stops at the first round where they do
+not.
 
-Usage: plan_ab.py GCOMP A.gplan B.gplan [--batch 1] [--threads 2] [--rounds 8] [--iterations 15]
-       [--threshold 0.03]
+Usage: plan_ab.py GCOMP A.gplan B.gplan [--batch 1] [--threads 2] [--rounds 8] [--warmup 1]
+       [--iterations 15] [--threshold 0.03]
 """
 import argparse
 import collections
@@ -18,21 +21,24 @@ import statistics
 import subprocess
 import sys
 
-STEP = re.compile(r"\s+#(\d+)\s+([\d.]+) ms\s+\S+\s+(\S+)")
+STEP = re.compile(r"\s+#(\d+)\s+([\d.]+) ms\s+(\S+)\s+(\S+)")
 LATENCY = re.compile(r"latency ms: p50 ([\d.]+)")
 
 
 def run(gcomp, plan, args):
-    cmd = [gcomp, "bench", plan, "--batch", str(args.batch), "--threads", str(args.threads), "--iterations",
-           str(args.iterations), "--profile", "--profile-top", "100000"]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = [gcomp, "bench", plan, "--batch", str(args.batch), "--threads", str(args.threads), "--warmup",
+           str(args.warmup), "--iterations", str(args.iterations), "--profile", "--profile-top", "100000"]
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"{' '.join(cmd)}: still running after {args.timeout} s")
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-2000:]}")
     steps, p50 = {}, None
     for line in r.stdout.splitlines():
         m = STEP.match(line)
         if m:
-            steps[int(m.group(1))] = (float(m.group(2)), m.group(3))
+            steps[int(m.group(1))] = (float(m.group(2)), m.group(3), m.group(4))
         m = LATENCY.search(line)
         if m:
             p50 = float(m.group(1))
@@ -49,23 +55,31 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--iterations", type=int, default=15)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per bench run")
     ap.add_argument("--threshold", type=float, default=0.03)
     args = ap.parse_args()
+    if args.rounds < 1 or args.iterations < 1 or args.warmup < 0:
+        ap.error("--rounds and --iterations must be >= 1, --warmup >= 0")
     plans = (args.a, args.b)
     times = {p: collections.defaultdict(list) for p in plans}
     kernel = {p: {} for p in plans}
     p50 = {p: [] for p in plans}
     for _ in range(args.rounds):
+        ops = {}
         for p in plans:
             steps, lat = run(args.gcomp, p, args)
             p50[p].append(lat)
-            for s, (ms, k) in steps.items():
+            ops[p] = [(s, op) for s, (_, op, _) in sorted(steps.items())]
+            for s, (ms, _, k) in steps.items():
                 times[p][s].append(ms)
                 kernel[p][s] = k
-    if sorted(times[args.a]) != sorted(times[args.b]):
-        sys.exit(f"the plans have different steps: {len(times[args.a])} and {len(times[args.b])}")
-    print(f"batch {args.batch}, {args.threads} threads, {args.rounds} rounds of {args.iterations} runs, alternating")
+        if ops[args.a] != ops[args.b]:
+            sys.exit(f"the plans run different steps ({len(ops[args.a])} and {len(ops[args.b])}; the first "
+                     f"difference at {next((x, y) for x, y in zip(ops[args.a] + [None], ops[args.b] + [None]) if x != y)})")
+    print(f"batch {args.batch}, {args.threads} threads, {args.rounds} rounds of {args.warmup} + {args.iterations} "
+          "runs, alternating")
     print(f"A {args.a}\nB {args.b}")
     print(f"{'step':>5} {'A kernel':24} {'A min':>7} {'(median)':>9} {'B kernel':24} {'B min':>7} {'(median)':>9}  B/A")
     total = {p: 0.0 for p in plans}
