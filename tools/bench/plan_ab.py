@@ -47,6 +47,15 @@ def run(gcomp, plan, args):
     return steps, p50
 
 
+def first_difference(x, y):
+    """The first position where the lists x and y differ, as (x's item, y's item); None past an end."""
+    for i in range(max(len(x), len(y))):
+        xi, yi = (x[i] if i < len(x) else None), (y[i] if i < len(y) else None)
+        if xi != yi:
+            return xi, yi
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("gcomp")
@@ -75,20 +84,21 @@ def main():
             for s, (ms, _, k) in steps.items():
                 times[p][s].append(ms)
                 kernel[p][s] = k
-        if ops[args.a] != ops[args.b]:
+        diff = first_difference(ops[args.a], ops[args.b])
+        if diff:
             sys.exit(f"the plans run different steps ({len(ops[args.a])} and {len(ops[args.b])}; the first "
-                     f"difference at {next((x, y) for x, y in zip(ops[args.a] + [None], ops[args.b] + [None]) if x != y)})")
+                     f"difference: (step, op) {diff[0]} against {diff[1]})")
     print(f"batch {args.batch}, {args.threads} threads, {args.rounds} rounds of {args.warmup} + {args.iterations} "
           "runs, alternating")
     print(f"A {args.a}\nB {args.b}")
     print(f"{'step':>5} {'A kernel':24} {'A min':>7} {'(median)':>9} {'B kernel':24} {'B min':>7} {'(median)':>9}  B/A")
+    a, b = plans
     total = {p: 0.0 for p in plans}
-    for s in sorted(times[args.a]):
+    for s in sorted(times[a]):
         lo = {p: min(times[p][s]) for p in plans}
         mid = {p: statistics.median(times[p][s]) for p in plans}
         for p in plans:
             total[p] += lo[p]
-        a, b = plans
         if kernel[a][s] != kernel[b][s] or abs(lo[a] - lo[b]) > args.threshold:
             ratio = lo[b] / lo[a] if lo[a] > 0 else float("nan")
             print(f"#{s:<4} {kernel[a][s]:24} {lo[a]:7.3f} ({mid[a]:7.3f}) {kernel[b][s]:24} {lo[b]:7.3f} "
